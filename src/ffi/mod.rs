@@ -1,0 +1,46 @@
+//! The exported C ABI. Each function checks its pointers, crosses the panic
+//! boundary and calls the core; nothing else happens here.
+//!
+//! cbindgen reads these files to generate include/liburing/rsuring_api.h.
+
+use core::ffi::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::ring::io_uring;
+
+mod queue;
+mod register;
+mod setup;
+mod syscall;
+
+/// Runs `f`, turning a Rust panic into `fallback` so it never unwinds into C.
+#[inline(always)]
+fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
+/// The value returned for a panic that was caught at the boundary.
+const PANICKED: c_int = -libc::EFAULT;
+
+/// Borrows the caller's ring, or None for NULL.
+///
+/// # Safety
+/// A non-null `ring` must point to a `struct io_uring` nobody else is using.
+#[inline(always)]
+unsafe fn ring_mut<'a>(ring: *mut io_uring) -> Option<&'a mut io_uring> {
+    // SAFETY: forwarded contract.
+    unsafe { ring.as_mut() }
+}
+
+/// Runs `f` on the caller's ring: `-EFAULT` for NULL, panic-safe.
+///
+/// # Safety
+/// As for [`ring_mut`].
+#[inline(always)]
+unsafe fn with_ring(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    match unsafe { ring_mut(ring) } {
+        Some(r) => guard(PANICKED, || f(r)),
+        None => -libc::EFAULT,
+    }
+}

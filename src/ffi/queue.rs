@@ -1,0 +1,163 @@
+//! Submission and completion entry points (the hot path).
+
+use core::ffi::{c_int, c_uint};
+use core::ptr;
+
+use super::{guard, ring_mut, with_ring};
+use crate::ring::io_uring;
+use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
+
+/// Returns the next free SQE, or NULL when the SQ ring is full.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe {
+    // SAFETY: forwarded contract.
+    match unsafe { ring_mut(ring) } {
+        Some(r) => guard(ptr::null_mut(), || r.get_sqe()),
+        None => ptr::null_mut(),
+    }
+}
+
+/// Submits the queued SQEs; returns how many were submitted.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.submit_and_wait(0)) }
+}
+
+/// Submits the queued SQEs and waits for `wait_nr` completions.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.submit_and_wait(wait_nr)) }
+}
+
+/// Submits and waits for `wait_nr` completions or until `ts` passes;
+/// returns the submitted count, `-ETIME`, or `-errno`.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    wait_nr: c_uint,
+    ts: *mut __kernel_timespec,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.submit_and_wait_timeout(out, wait_nr, ts, 0, sigmask)) }
+}
+
+/// Submits and, whether or not anything was queued, flushes completions.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.submit_and_get_events()) }
+}
+
+/// Enters the kernel to flush overflowed completions and run task work.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_get_events(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.get_events()) }
+}
+
+/// Waits for `wait_nr` completions, or until `ts` passes (`-ETIME`).
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_wait_cqes(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    wait_nr: c_uint,
+    ts: *mut __kernel_timespec,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.wait_cqes(out, wait_nr, ts, sigmask)) }
+}
+
+/// Waits for one completion or until `ts` passes (`-ETIME`).
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    ts: *mut __kernel_timespec,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.wait_cqes(out, 1, ts, ptr::null())) }
+}
+
+/// Fills `cqes` with up to `count` ready completions without consuming them.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `cqes` must have room for `count` pointers.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_peek_batch_cqe(
+    ring: *mut io_uring,
+    cqes: *mut *mut io_uring_cqe,
+    count: c_uint,
+) -> c_uint {
+    if cqes.is_null() {
+        return 0;
+    }
+    // SAFETY: forwarded contract.
+    match unsafe { ring_mut(ring) } {
+        Some(r) => guard(0, || r.peek_batch_cqe(cqes, count)),
+        None => 0,
+    }
+}
+
+/// The engine behind io_uring_wait_cqe / peek_cqe / wait_cqe_nr: submit
+/// `submit` SQEs and wait for `wait_nr` completions.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `sigmask` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn __io_uring_get_cqe(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    submit: c_uint,
+    wait_nr: c_uint,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
+}
+
+/// Sleeps until the SQ thread has made room in the SQ ring.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.sqring_wait()) }
+}

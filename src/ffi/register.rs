@@ -1,0 +1,448 @@
+//! Registration entry points (io_uring_register(2) wrappers).
+
+use core::ffi::{c_int, c_uint, c_void};
+use core::ptr;
+
+use super::{guard, ring_mut, with_ring};
+use crate::register::{self as reg, do_register, BUFFERS_UPDATE_TAG, FILES_UPDATE_TAG};
+use crate::ring::io_uring;
+use crate::sys::{
+    io_uring_buf_reg, io_uring_buf_ring, io_uring_probe, io_uring_restriction,
+    io_uring_sync_cancel_reg, IORING_REGISTER_BUFFERS, IORING_REGISTER_EVENTFD,
+    IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS,
+    IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_RESTRICTIONS,
+    IORING_REGISTER_SYNC_CANCEL, IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD,
+    IORING_UNREGISTER_FILES, IORING_UNREGISTER_IOWQ_AFF, IORING_UNREGISTER_PERSONALITY,
+};
+
+/// Registers `arg` with `opcode` on a ring (NULL ring: `-EFAULT`).
+///
+/// # Safety
+/// `ring` must be NULL or a live ring; `arg` valid for `opcode` and `nr`.
+unsafe fn register_raw(ring: *mut io_uring, opcode: u32, arg: *const c_void, nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| do_register(r, opcode, arg, nr)) }
+}
+
+/// Registers `nr_iovecs` fixed buffers.
+///
+/// # Safety
+/// `ring` NULL or live; `iovecs` points to `nr_iovecs` iovecs.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_buffers(
+    ring: *mut io_uring,
+    iovecs: *const libc::iovec,
+    nr_iovecs: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_BUFFERS, iovecs.cast(), nr_iovecs) }
+}
+
+/// Registers fixed buffers with per-buffer tags.
+///
+/// # Safety
+/// `ring` NULL or live; `iovecs`/`tags` NULL or `nr` entries.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_buffers_tags(
+    ring: *mut io_uring,
+    iovecs: *const libc::iovec,
+    tags: *const u64,
+    nr: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_buffers_tags(r, iovecs, tags, nr, false)) }
+}
+
+/// Registers an empty (sparse) fixed-buffer table of `nr` slots.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_buffers_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_buffers_tags(r, ptr::null(), ptr::null(), nr, true)) }
+}
+
+/// Replaces fixed buffers starting at slot `off`, with tags.
+///
+/// # Safety
+/// `ring` NULL or live; `iovecs`/`tags` NULL or `nr` entries.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
+    ring: *mut io_uring,
+    off: c_uint,
+    iovecs: *const libc::iovec,
+    tags: *const u64,
+    nr: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::update_tag(r, BUFFERS_UPDATE_TAG, off, iovecs.cast(), tags, nr)) }
+}
+
+/// Drops all fixed buffers.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_buffers(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_BUFFERS, ptr::null(), 0) }
+}
+
+/// Registers `nr_files` fixed files.
+///
+/// # Safety
+/// `ring` NULL or live; `files` points to `nr_files` fds.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_files(ring: *mut io_uring, files: *const c_int, nr_files: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_files(r, files, nr_files)) }
+}
+
+/// Registers fixed files with per-file tags.
+///
+/// # Safety
+/// `ring` NULL or live; `files`/`tags` NULL or `nr` entries.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_files_tags(
+    ring: *mut io_uring,
+    files: *const c_int,
+    tags: *const u64,
+    nr: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_files_tags(r, files, tags, nr, false)) }
+}
+
+/// Registers an empty (sparse) fixed-file table of `nr` slots.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_files_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_files_tags(r, ptr::null(), ptr::null(), nr, true)) }
+}
+
+/// Replaces fixed files starting at slot `off`; returns the number updated.
+///
+/// # Safety
+/// `ring` NULL or live; `files` points to `nr_files` fds.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_files_update(
+    ring: *mut io_uring,
+    off: c_uint,
+    files: *const c_int,
+    nr_files: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::files_update(r, off, files, nr_files)) }
+}
+
+/// Replaces fixed files starting at slot `off`, with tags.
+///
+/// # Safety
+/// `ring` NULL or live; `files`/`tags` NULL or `nr_files` entries.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_files_update_tag(
+    ring: *mut io_uring,
+    off: c_uint,
+    files: *const c_int,
+    tags: *const u64,
+    nr_files: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::update_tag(r, FILES_UPDATE_TAG, off, files.cast(), tags, nr_files)) }
+}
+
+/// Drops all fixed files.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_FILES, ptr::null(), 0) }
+}
+
+/// Signals `fd` (an eventfd) on every completion.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_int) -> c_int {
+    // SAFETY: `fd` lives on this stack frame for the call.
+    unsafe { register_raw(ring, IORING_REGISTER_EVENTFD, ptr::from_ref(&fd).cast(), 1) }
+}
+
+/// Signals `fd` only for completions that were handled asynchronously.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd: c_int) -> c_int {
+    // SAFETY: `fd` lives on this stack frame for the call.
+    unsafe { register_raw(ring, IORING_REGISTER_EVENTFD_ASYNC, ptr::from_ref(&fd).cast(), 1) }
+}
+
+/// Removes the registered eventfd.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_EVENTFD, ptr::null(), 0) }
+}
+
+/// Registers the caller's credentials; returns the personality id.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_PERSONALITY, ptr::null(), 0) }
+}
+
+/// Drops personality `id`.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut io_uring, id: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_PERSONALITY, ptr::null(), id as c_uint) }
+}
+
+/// Fills a caller-provided probe with `nr` opcode slots.
+///
+/// # Safety
+/// `ring` NULL or live; `p` has room for `nr` ops.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_probe(ring: *mut io_uring, p: *mut io_uring_probe, nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_PROBE, p.cast(), nr) }
+}
+
+/// Returns a probe of the ring's kernel (free with io_uring_free_probe), or NULL.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut io_uring) -> *mut io_uring_probe {
+    // SAFETY: forwarded contract.
+    match unsafe { ring_mut(ring) } {
+        Some(r) => guard(ptr::null_mut(), || reg::get_probe_ring(r)),
+        None => ptr::null_mut(),
+    }
+}
+
+/// Returns a probe of the running kernel (free with io_uring_free_probe), or NULL.
+#[no_mangle]
+pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
+    guard(ptr::null_mut(), reg::get_probe)
+}
+
+/// Frees a probe from io_uring_get_probe{,_ring}.
+///
+/// # Safety
+/// `probe` must be NULL or come from io_uring_get_probe{,_ring}.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_free_probe(probe: *mut io_uring_probe) {
+    // SAFETY: probes are allocated with calloc; free(NULL) is a no-op.
+    unsafe { libc::free(probe.cast()) }
+}
+
+/// Restricts the io-wq workers of this ring to the CPUs in `mask`.
+///
+/// # Safety
+/// `ring` NULL or live; `mask` points to `cpusz` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_iowq_aff(
+    ring: *mut io_uring,
+    cpusz: usize,
+    mask: *const libc::cpu_set_t,
+) -> c_int {
+    if cpusz >= 1 << 31 {
+        return -libc::EINVAL;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_IOWQ_AFF, mask.cast(), cpusz as c_uint) }
+}
+
+/// Removes the io-wq CPU affinity.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_iowq_aff(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_IOWQ_AFF, ptr::null(), 0) }
+}
+
+/// Sets (and returns the previous) bounded/unbounded io-wq worker limits.
+///
+/// # Safety
+/// `ring` NULL or live; `values` points to two unsigned ints.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_iowq_max_workers(ring: *mut io_uring, values: *mut c_uint) -> c_int {
+    if values.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, values.cast(), 2) }
+}
+
+/// Registers the ring fd so io_uring_enter can skip the fd lookup.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, reg::register_ring_fd) }
+}
+
+/// Undoes io_uring_register_ring_fd.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, reg::unregister_ring_fd) }
+}
+
+/// Closes the ring fd, keeping only its registered index.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_close_ring_fd(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, reg::close_ring_fd) }
+}
+
+/// Registers a provided-buffer ring described by `reg` (`flags` are or-ed in).
+///
+/// # Safety
+/// `ring` NULL or live; `reg` a valid buf_reg.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_buf_ring(
+    ring: *mut io_uring,
+    reg: *mut io_uring_buf_reg,
+    flags: c_uint,
+) -> c_int {
+    if reg.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::register_buf_ring(r, reg, flags)) }
+}
+
+/// Unregisters provided-buffer ring group `bgid`.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_buf_ring(ring: *mut io_uring, bgid: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::unregister_buf_ring(r, bgid)) }
+}
+
+/// Allocates and registers a provided-buffer ring; NULL with `*err` set on failure.
+///
+/// # Safety
+/// `ring` NULL or live; `err` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_setup_buf_ring(
+    ring: *mut io_uring,
+    nentries: c_uint,
+    bgid: c_int,
+    flags: c_uint,
+    err: *mut c_int,
+) -> *mut io_uring_buf_ring {
+    // SAFETY: forwarded contract.
+    let result = match unsafe { ring_mut(ring) } {
+        Some(r) => guard(Err(super::PANICKED), || reg::setup_buf_ring(r, nentries, bgid, flags)),
+        None => Err(-libc::EFAULT),
+    };
+    let (br, code) = match result {
+        Ok(br) => (br, 0),
+        Err(e) => (ptr::null_mut(), e),
+    };
+    // SAFETY: forwarded contract.
+    if let Some(e) = unsafe { err.as_mut() } {
+        *e = code;
+    }
+    br
+}
+
+/// Unregisters and frees a ring from io_uring_setup_buf_ring.
+///
+/// # Safety
+/// `ring` NULL or live; `br` from io_uring_setup_buf_ring with `nentries`.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_free_buf_ring(
+    ring: *mut io_uring,
+    br: *mut io_uring_buf_ring,
+    nentries: c_uint,
+    bgid: c_int,
+) -> c_int {
+    if br.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::free_buf_ring(r, br, nentries, bgid)) }
+}
+
+/// Cancels matching requests synchronously.
+///
+/// # Safety
+/// `ring` NULL or live; `reg` a valid sync_cancel_reg.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_sync_cancel(
+    ring: *mut io_uring,
+    reg: *mut io_uring_sync_cancel_reg,
+) -> c_int {
+    if reg.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_SYNC_CANCEL, reg.cast(), 1) }
+}
+
+/// Sets the range of fixed-file slots the kernel allocates from.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_file_alloc_range(ring: *mut io_uring, off: c_uint, len: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::file_alloc_range(r, off, len)) }
+}
+
+/// Restricts what a disabled ring may do once enabled.
+///
+/// # Safety
+/// `ring` NULL or live; `res` points to `nr_res` restrictions.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_restrictions(
+    ring: *mut io_uring,
+    res: *mut io_uring_restriction,
+    nr_res: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_RESTRICTIONS, res.cast(), nr_res) }
+}
+
+/// Enables a ring created with IORING_SETUP_R_DISABLED.
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_enable_rings(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::enable_rings(r)) }
+}

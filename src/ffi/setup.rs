@@ -1,0 +1,87 @@
+//! Ring setup and teardown entry points.
+
+use core::ffi::{c_int, c_uint};
+
+use super::{guard, ring_mut, with_ring, PANICKED};
+use crate::ring::io_uring;
+use crate::setup;
+use crate::sys::io_uring_params;
+
+/// Creates a ring with `entries` SQEs and setup `flags`.
+///
+/// # Safety
+/// `ring` must point to writable memory for a `struct io_uring`.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut io_uring, flags: c_uint) -> c_int {
+    let mut p = io_uring_params { flags, ..Default::default() };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, &mut p)) }
+}
+
+/// Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
+///
+/// # Safety
+/// `ring` and `p` must point to writable structs of their types.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init_params(
+    entries: c_uint,
+    ring: *mut io_uring,
+    p: *mut io_uring_params,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_mut() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, p)) }
+}
+
+/// Maps the rings of an fd created with io_uring_setup(2).
+///
+/// # Safety
+/// `p` must be the params io_uring_setup returned for `fd`; `ring` writable.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_mmap(fd: c_int, p: *mut io_uring_params, ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_ref() }) else { return -libc::EFAULT };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| setup::queue_mmap(fd, p, r)) }
+}
+
+/// Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
+///
+/// # Safety
+/// `ring` must be NULL or a ring set up by this library, not in use elsewhere.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
+    // SAFETY: forwarded contract.
+    if let Some(r) = unsafe { ring_mut(ring) } {
+        guard((), || setup::queue_exit(r));
+    }
+}
+
+/// Keeps the ring's mappings out of fork()ed children.
+///
+/// # Safety
+/// `ring` must be NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, setup::ring_dontfork) }
+}
+
+/// Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
+#[no_mangle]
+pub extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
+    let p = io_uring_params { flags, ..Default::default() };
+    guard(PANICKED as isize, || setup::mlock_size_params(entries, &p))
+}
+
+/// Locked memory a ring described by `p` needs (0 on 5.12+ kernels).
+///
+/// # Safety
+/// `p` must be NULL or a valid `struct io_uring_params`.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_mlock_size_params(entries: c_uint, p: *mut io_uring_params) -> libc::ssize_t {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_ref() }) else { return -libc::EFAULT as isize };
+    guard(PANICKED as isize, || setup::mlock_size_params(entries, p))
+}

@@ -1,0 +1,431 @@
+//! The hot paths: getting SQEs, submitting, and finding completions.
+//!
+//! The state machine is liburing's, because inline code compiled against
+//! liburing's header shares it: `sq.sqe_tail` is the next SQE handed out,
+//! `sq.sqe_head` what has been published to the kernel's tail; the CQ head is
+//! advanced by the application (`io_uring_cq_advance`).
+
+use core::ffi::{c_int, c_void};
+use core::ptr;
+use core::sync::atomic::{fence, Ordering};
+
+use crate::ring::{int_flags, io_uring, load, store};
+use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
+use crate::sys::{
+    IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP,
+    IORING_FEAT_EXT_ARG, IORING_OP_TIMEOUT, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
+    IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
+    NSIG_BYTES,
+};
+
+/// What one wait asks of the kernel (liburing's `get_data`).
+struct GetData {
+    submit: u32,
+    wait_nr: u32,
+    get_flags: u32,
+    arg: *const c_void,
+    sz: usize,
+    has_ts: bool,
+}
+
+impl io_uring {
+    /// Hands out the next free SQE, or NULL when the SQ is full.
+    #[inline]
+    pub fn get_sqe(&mut self) -> *mut io_uring_sqe {
+        let order = if self.flags & IORING_SETUP_SQPOLL != 0 {
+            Ordering::Acquire
+        } else {
+            Ordering::Relaxed
+        };
+        // SAFETY: khead points into the live SQ ring mapping.
+        let head = unsafe { load(self.sq.khead, order) };
+        let tail = self.sq.sqe_tail;
+        if tail.wrapping_sub(head) >= self.sq.ring_entries {
+            return ptr::null_mut();
+        }
+        let idx = ((tail & self.sq.ring_mask) << self.sqe_shift()) as usize;
+        let sqe = self.sq.sqes.wrapping_add(idx);
+        self.sq.sqe_tail = tail.wrapping_add(1);
+        // SAFETY: idx < ring_entries << shift, inside the SQE array, and the
+        // kernel has consumed this slot (tail - head < entries).
+        unsafe {
+            (*sqe).flags = 0;
+            (*sqe).ioprio = 0;
+            (*sqe).op_flags = 0;
+            (*sqe).buf_index = 0;
+            (*sqe).personality = 0;
+            (*sqe).splice_fd_in = 0;
+            (*sqe).addr3 = 0;
+            (*sqe).pad2 = 0;
+        }
+        sqe
+    }
+
+    /// Publishes the SQEs handed out so far to the kernel's SQ tail; returns
+    /// how many SQEs the kernel has not consumed yet.
+    #[inline]
+    pub fn flush_sq(&mut self) -> u32 {
+        let tail = self.sq.sqe_tail;
+        if self.flags & IORING_SETUP_SQ_REWIND != 0 {
+            self.sq.sqe_tail = 0;
+            return tail;
+        }
+        if self.sq.sqe_head != tail {
+            self.sq.sqe_head = tail;
+            // Release: the SQE contents must be visible before the tail.
+            // SAFETY: ktail points into the live SQ ring mapping.
+            unsafe { store(self.sq.ktail, tail, Ordering::Release) };
+        }
+        // SAFETY: khead points into the live SQ ring mapping.
+        tail.wrapping_sub(unsafe { load(self.sq.khead, Ordering::Relaxed) })
+    }
+
+    /// Whether submitting `submit` SQEs needs io_uring_enter; adds the
+    /// wake-up flag when an idle SQ thread must be woken.
+    #[inline]
+    fn sq_needs_enter(&self, submit: u32, flags: &mut u32) -> bool {
+        if submit == 0 {
+            return false;
+        }
+        if self.flags & IORING_SETUP_SQPOLL == 0 {
+            return true;
+        }
+        // The tail store must be visible to the SQ thread before we look at
+        // whether it went to sleep; otherwise both sides could miss the other.
+        fence(Ordering::SeqCst);
+        if self.sq_flags() & IORING_SQ_NEED_WAKEUP != 0 {
+            *flags |= IORING_ENTER_SQ_WAKEUP;
+            return true;
+        }
+        false
+    }
+
+    /// Completions are stuck in the kernel (overflow list or pending task
+    /// work) until we enter with GETEVENTS.
+    #[inline]
+    pub fn cq_needs_flush(&self) -> bool {
+        self.sq_flags() & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0
+    }
+
+    #[inline]
+    fn cq_needs_enter(&self) -> bool {
+        self.int_flags & int_flags::CQ_ENTER != 0 || self.cq_needs_flush()
+    }
+
+    /// Looks at the CQ head without waiting. Returns (error, cqe, available).
+    /// Internal timeout completions of the pre-EXT_ARG wait path are consumed
+    /// here, as liburing's inline peek does.
+    #[inline]
+    pub fn peek_cqe(&mut self) -> (c_int, *mut io_uring_cqe, u32) {
+        let mut err = 0;
+        loop {
+            // SAFETY: ktail/khead point into the live CQ ring mapping.
+            let tail = unsafe { load(self.cq.ktail, Ordering::Acquire) };
+            // SAFETY: as above.
+            let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
+            let available = tail.wrapping_sub(head);
+            if available == 0 {
+                return (err, ptr::null_mut(), 0);
+            }
+            let cqe = self.cqe_at(head);
+            if self.features & IORING_FEAT_EXT_ARG == 0 {
+                // SAFETY: the CQE at head is published (acquire on tail above).
+                let c = unsafe { &*cqe };
+                if c.user_data == LIBURING_UDATA_TIMEOUT {
+                    if c.res < 0 {
+                        err = c.res;
+                    }
+                    self.cq_advance(1);
+                    if err == 0 {
+                        continue;
+                    }
+                    return (err, ptr::null_mut(), available);
+                }
+            }
+            return (err, cqe, available);
+        }
+    }
+
+    /// liburing's central wait loop: submit and/or wait as `data` says,
+    /// entering the kernel only when needed.
+    fn get_cqe_loop(&mut self, cqe_ptr: &mut *mut io_uring_cqe, data: &mut GetData) -> c_int {
+        let mut cqe;
+        let mut looped = false;
+        let mut err = 0;
+        loop {
+            let mut need_enter = false;
+            let mut flags = self.enter_flags();
+            let (ret, c, nr_available) = self.peek_cqe();
+            cqe = c;
+            if ret != 0 {
+                if err == 0 {
+                    err = ret;
+                }
+                break;
+            }
+            if cqe.is_null() && data.wait_nr == 0 && data.submit == 0 {
+                // Nothing to submit or wait for: enter only once, and only
+                // if completions are stuck in the kernel.
+                if looped || !self.cq_needs_enter() {
+                    if err == 0 {
+                        err = -libc::EAGAIN;
+                    }
+                    break;
+                }
+                need_enter = true;
+            }
+            if data.wait_nr > nr_available || need_enter {
+                flags |= IORING_ENTER_GETEVENTS | data.get_flags;
+                need_enter = true;
+            }
+            if self.sq_needs_enter(data.submit, &mut flags) {
+                need_enter = true;
+            }
+            if !need_enter {
+                break;
+            }
+            if looped && data.has_ts {
+                // The kernel already waited the full timeout once.
+                if data.get_flags & sys::IORING_ENTER_EXT_ARG_REG != 0 {
+                    if cqe.is_null() && err == 0 {
+                        err = -libc::ETIME;
+                    }
+                } else {
+                    // SAFETY: with has_ts and EXT_ARG, arg is our getevents arg.
+                    let arg = unsafe { &*(data.arg as *const io_uring_getevents_arg) };
+                    if cqe.is_null() && arg.ts != 0 && err == 0 {
+                        err = -libc::ETIME;
+                    }
+                }
+                break;
+            }
+            // SAFETY: data.arg/sz describe a valid sigmask or getevents arg.
+            let ret = unsafe {
+                sys::io_uring_enter2(
+                    self.enter_ring_fd as u32,
+                    data.submit,
+                    data.wait_nr,
+                    flags,
+                    data.arg,
+                    data.sz,
+                )
+            };
+            if ret < 0 {
+                if err == 0 {
+                    err = ret;
+                }
+                break;
+            }
+            data.submit = data.submit.saturating_sub(ret as u32);
+            if !cqe.is_null() {
+                break;
+            }
+            if !looped {
+                looped = true;
+                err = ret;
+            }
+        }
+        *cqe_ptr = cqe;
+        err
+    }
+
+    /// `__io_uring_get_cqe`.
+    pub fn get_cqe(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        submit: u32,
+        wait_nr: u32,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        let mut data = GetData {
+            submit,
+            wait_nr,
+            get_flags: 0,
+            arg: sigmask.cast(),
+            sz: NSIG_BYTES,
+            has_ts: false,
+        };
+        self.get_cqe_loop(cqe_ptr, &mut data)
+    }
+
+    /// `io_uring_get_events`: flush overflowed completions and run task work.
+    pub fn get_events(&mut self) -> c_int {
+        let flags = IORING_ENTER_GETEVENTS | self.enter_flags();
+        // SAFETY: no argument is passed.
+        unsafe {
+            sys::io_uring_enter2(self.enter_ring_fd as u32, 0, 0, flags, ptr::null(), NSIG_BYTES)
+        }
+    }
+
+    /// Fills `cqes` with up to `count` ready CQEs without consuming them.
+    fn peek_batch_inner(&self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+        let ready = self.cq_ready();
+        let n = ready.min(count);
+        // SAFETY: khead points into the live CQ ring mapping.
+        let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
+        for i in 0..n {
+            // SAFETY: the caller provides room for `count` >= n pointers.
+            unsafe { *cqes.add(i as usize) = self.cqe_at(head.wrapping_add(i)) };
+        }
+        n
+    }
+
+    /// `io_uring_peek_batch_cqe`.
+    pub fn peek_batch_cqe(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+        let n = self.peek_batch_inner(cqes, count);
+        if n != 0 || count == 0 || !self.cq_needs_flush() {
+            return n;
+        }
+        self.get_events();
+        self.peek_batch_inner(cqes, count)
+    }
+
+    /// Queues an internal timeout SQE so a wait returns after `ts` on kernels
+    /// without EXT_ARG. Returns the number of SQEs to submit.
+    fn submit_timeout(&mut self, wait_nr: u32, ts: *const __kernel_timespec) -> c_int {
+        let mut sqe = self.get_sqe();
+        if sqe.is_null() {
+            let ret = self.submit_and_wait(0);
+            if ret < 0 {
+                return ret;
+            }
+            sqe = self.get_sqe();
+            if sqe.is_null() {
+                return -libc::EAGAIN;
+            }
+        }
+        // SAFETY: get_sqe returned a valid slot that we own until flushed.
+        unsafe {
+            let s = &mut *sqe;
+            s.opcode = IORING_OP_TIMEOUT;
+            s.fd = -1;
+            s.off = wait_nr as u64;
+            s.addr = ts as u64;
+            s.len = 1;
+            s.user_data = LIBURING_UDATA_TIMEOUT;
+        }
+        self.flush_sq() as c_int
+    }
+
+    /// Waits with an EXT_ARG timeout (and optional minimum wait).
+    fn wait_cqes_ext(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        submit: u32,
+        wait_nr: u32,
+        ts: *const __kernel_timespec,
+        min_wait_usec: u32,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        let arg = io_uring_getevents_arg {
+            sigmask: sigmask as u64,
+            sigmask_sz: NSIG_BYTES as u32,
+            min_wait_usec,
+            ts: ts as u64,
+        };
+        let mut data = GetData {
+            submit,
+            wait_nr,
+            get_flags: IORING_ENTER_EXT_ARG,
+            arg: (&arg as *const io_uring_getevents_arg).cast(),
+            sz: core::mem::size_of::<io_uring_getevents_arg>(),
+            has_ts: !ts.is_null(),
+        };
+        self.get_cqe_loop(cqe_ptr, &mut data)
+    }
+
+    /// `io_uring_wait_cqes`.
+    pub fn wait_cqes(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        wait_nr: u32,
+        ts: *const __kernel_timespec,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        let mut to_submit = 0;
+        if !ts.is_null() {
+            if self.features & IORING_FEAT_EXT_ARG != 0 {
+                return self.wait_cqes_ext(cqe_ptr, 0, wait_nr, ts, 0, sigmask);
+            }
+            to_submit = self.submit_timeout(wait_nr, ts);
+            if to_submit < 0 {
+                return to_submit;
+            }
+        }
+        self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
+    }
+
+    /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).
+    pub fn submit_and_wait_timeout(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        wait_nr: u32,
+        ts: *const __kernel_timespec,
+        min_wait_usec: u32,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        let to_submit;
+        if !ts.is_null() {
+            if self.features & IORING_FEAT_EXT_ARG != 0 {
+                let submit = self.flush_sq();
+                return self.wait_cqes_ext(cqe_ptr, submit, wait_nr, ts, min_wait_usec, sigmask);
+            }
+            to_submit = self.submit_timeout(wait_nr, ts);
+            if to_submit < 0 {
+                return to_submit;
+            }
+        } else {
+            to_submit = self.flush_sq() as c_int;
+        }
+        self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
+    }
+
+    /// Enters the kernel to submit `submitted` SQEs and/or wait for
+    /// `wait_nr` completions, or skips the system call when neither the SQ
+    /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
+    #[inline]
+    fn submit_inner(&mut self, submitted: u32, wait_nr: u32, getevents: bool) -> c_int {
+        let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
+        let mut flags = self.enter_flags();
+        if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
+            if cq_needs_enter {
+                flags |= IORING_ENTER_GETEVENTS;
+            }
+            // SAFETY: no argument is passed.
+            unsafe {
+                sys::io_uring_enter2(
+                    self.enter_ring_fd as u32,
+                    submitted,
+                    wait_nr,
+                    flags,
+                    ptr::null(),
+                    NSIG_BYTES,
+                )
+            }
+        } else {
+            submitted as c_int
+        }
+    }
+
+    /// `io_uring_submit_and_wait` (`io_uring_submit` is `wait_nr == 0`).
+    #[inline]
+    pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
+        let submitted = self.flush_sq();
+        self.submit_inner(submitted, wait_nr, false)
+    }
+
+    /// `io_uring_submit_and_get_events`.
+    pub fn submit_and_get_events(&mut self) -> c_int {
+        let submitted = self.flush_sq();
+        self.submit_inner(submitted, 0, true)
+    }
+
+    /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.
+    pub fn sqring_wait(&mut self) -> c_int {
+        let flags = IORING_ENTER_SQ_WAIT | self.enter_flags();
+        // SAFETY: no argument is passed.
+        unsafe {
+            sys::io_uring_enter2(self.enter_ring_fd as u32, 0, 0, flags, ptr::null(), NSIG_BYTES)
+        }
+    }
+}

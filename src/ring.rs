@@ -1,0 +1,175 @@
+//! `struct io_uring` exactly as C code allocates it.
+//!
+//! The C caller owns the memory; these definitions must stay byte-identical
+//! to liburing's (checked by the const assertions below and by the C layout
+//! test). All ring state lives here: there is no side table on the hot path.
+
+#![allow(non_camel_case_types)]
+
+use core::ffi::{c_int, c_void};
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128};
+
+/// Library-private bits of `io_uring::int_flags` (liburing's meanings).
+pub mod int_flags {
+    use crate::sys::{IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING};
+    /// The ring fd is registered; `enter_ring_fd` is its index.
+    pub const REG_RING: u8 = IORING_ENTER_REGISTERED_RING as u8;
+    /// Waits are not accounted as iowait.
+    pub const NO_IOWAIT: u8 = IORING_ENTER_NO_IOWAIT as u8;
+    /// io_uring_register may also use the registered index.
+    pub const REG_REG_RING: u8 = 1;
+    /// Ring memory belongs to the application (queue_init_mem).
+    pub const APP_MEM: u8 = 2;
+    /// Completions need io_uring_enter even when the CQ looks empty (IOPOLL).
+    pub const CQ_ENTER: u8 = 4;
+    /// The bits that are passed through as io_uring_enter flags.
+    pub const ENTER_MASK: u8 = REG_RING | NO_IOWAIT;
+}
+
+/// `struct io_uring_sq`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_sq {
+    pub khead: *mut u32,
+    pub ktail: *mut u32,
+    pub kring_mask: *mut u32,
+    pub kring_entries: *mut u32,
+    pub kflags: *mut u32,
+    pub kdropped: *mut u32,
+    pub array: *mut u32,
+    pub sqes: *mut io_uring_sqe,
+    pub sqe_head: u32,
+    pub sqe_tail: u32,
+    pub ring_sz: usize,
+    pub ring_ptr: *mut c_void,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub sqes_sz: u32,
+    pub pad: u32,
+}
+
+/// `struct io_uring_cq`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_cq {
+    pub khead: *mut u32,
+    pub ktail: *mut u32,
+    pub kring_mask: *mut u32,
+    pub kring_entries: *mut u32,
+    pub kflags: *mut u32,
+    pub koverflow: *mut u32,
+    pub cqes: *mut io_uring_cqe,
+    pub ring_sz: usize,
+    pub ring_ptr: *mut c_void,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub pad: [u32; 2],
+}
+
+/// `struct io_uring`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring {
+    pub sq: io_uring_sq,
+    pub cq: io_uring_cq,
+    pub flags: u32,
+    pub ring_fd: c_int,
+    pub features: u32,
+    pub enter_ring_fd: c_int,
+    pub int_flags: u8,
+    pub pad: [u8; 3],
+    pub pad2: u32,
+}
+
+const _: () = {
+    assert!(core::mem::size_of::<io_uring_sq>() == 104);
+    assert!(core::mem::size_of::<io_uring_cq>() == 88);
+    assert!(core::mem::size_of::<io_uring>() == 216);
+    assert!(core::mem::offset_of!(io_uring, flags) == 192);
+    assert!(core::mem::offset_of!(io_uring, int_flags) == 208);
+};
+
+/// Reads a kernel-shared ring index with the given ordering.
+///
+/// # Safety
+/// `p` must point into a live ring mapping.
+#[inline(always)]
+pub unsafe fn load(p: *const u32, order: Ordering) -> u32 {
+    // SAFETY: ring indices are naturally aligned u32s inside the mapping,
+    // which outlives the call; the kernel accesses them atomically too.
+    unsafe { AtomicU32::from_ptr(p as *mut u32).load(order) }
+}
+
+/// Writes a kernel-shared ring index with the given ordering.
+///
+/// # Safety
+/// `p` must point into a live ring mapping.
+#[inline(always)]
+pub unsafe fn store(p: *mut u32, v: u32, order: Ordering) {
+    // SAFETY: as for `load`.
+    unsafe { AtomicU32::from_ptr(p).store(v, order) }
+}
+
+impl io_uring {
+    /// An all-zero ring, the state `queue_init` starts from.
+    pub fn zeroed() -> Self {
+        // SAFETY: every field is an integer or a raw pointer; zero is valid.
+        unsafe { core::mem::zeroed() }
+    }
+
+    /// log2 of SQE slots per entry (SQE128 entries take two 64-byte slots).
+    #[inline(always)]
+    pub fn sqe_shift(&self) -> u32 {
+        (self.flags & IORING_SETUP_SQE128 != 0) as u32
+    }
+
+    /// log2 of CQE slots per entry (CQE32 entries take two 16-byte slots).
+    #[inline(always)]
+    pub fn cqe_shift(&self) -> u32 {
+        (self.flags & IORING_SETUP_CQE32 != 0) as u32
+    }
+
+    /// The enter flags every io_uring_enter of this ring carries.
+    #[inline(always)]
+    pub fn enter_flags(&self) -> u32 {
+        (self.int_flags & int_flags::ENTER_MASK) as u32
+    }
+
+    /// The SQ ring flags the kernel publishes.
+    #[inline(always)]
+    pub fn sq_flags(&self) -> u32 {
+        // SAFETY: kflags points into the live SQ ring mapping.
+        unsafe { load(self.sq.kflags, Ordering::Relaxed) }
+    }
+
+    /// Number of CQEs ready to be reaped (acquire on the kernel's tail, so
+    /// their contents are visible).
+    #[inline(always)]
+    pub fn cq_ready(&self) -> u32 {
+        // SAFETY: ktail and khead point into the live CQ ring mapping.
+        unsafe { load(self.cq.ktail, Ordering::Acquire).wrapping_sub(load(self.cq.khead, Ordering::Relaxed)) }
+    }
+
+    /// Pointer to the CQE at ring position `pos`.
+    #[inline(always)]
+    pub fn cqe_at(&self, pos: u32) -> *mut io_uring_cqe {
+        let idx = ((pos & self.cq.ring_mask) << self.cqe_shift()) as usize;
+        self.cq.cqes.wrapping_add(idx)
+    }
+
+    /// Marks `nr` CQEs as consumed (release, so the kernel sees us done
+    /// reading them before it reuses the slots).
+    #[inline(always)]
+    pub fn cq_advance(&mut self, nr: u32) {
+        if nr != 0 {
+            // SAFETY: khead points into the live CQ ring mapping; only the
+            // application writes it.
+            unsafe {
+                let head = load(self.cq.khead, Ordering::Relaxed);
+                store(self.cq.khead, head.wrapping_add(nr), Ordering::Release);
+            }
+        }
+    }
+}

@@ -1,0 +1,477 @@
+//! Ring creation, mapping and teardown.
+
+use core::ffi::{c_int, c_void};
+use core::ptr;
+
+use crate::ring::{int_flags, io_uring, io_uring_cq, io_uring_sq};
+use crate::sys::{self, io_uring_cqe, io_uring_params, io_uring_sqe};
+use crate::sys::{
+    IORING_FEAT_NATIVE_WORKERS, IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES,
+    IORING_OFF_SQ_RING, IORING_SETUP_CLAMP, IORING_SETUP_CQE32, IORING_SETUP_CQSIZE,
+    IORING_SETUP_IOPOLL, IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY,
+    IORING_SETUP_REGISTERED_FD_ONLY, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL, KERN_MAX_CQ_ENTRIES,
+    KERN_MAX_ENTRIES,
+};
+
+const PROT_RW: c_int = libc::PROT_READ | libc::PROT_WRITE;
+/// Room the kernel needs for the ring headers (head/tail/flags/...) in front
+/// of the CQE array when the application provides the memory.
+const KRING_HEADER: usize = 64;
+const HUGE_PAGE: usize = 2 * 1024 * 1024;
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions and does not fail for PAGESIZE.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 {
+        v as usize
+    } else {
+        4096
+    }
+}
+
+fn round_up(v: usize, to: usize) -> usize {
+    (v + to - 1) & !(to - 1)
+}
+
+fn sqes_bytes(flags: u32, entries: u32) -> usize {
+    let shift = (flags & IORING_SETUP_SQE128 != 0) as u32;
+    ((entries as usize) << shift) * core::mem::size_of::<io_uring_sqe>()
+}
+
+fn cqes_bytes(flags: u32, entries: u32) -> usize {
+    let shift = (flags & IORING_SETUP_CQE32 != 0) as u32;
+    ((entries as usize) << shift) * core::mem::size_of::<io_uring_cqe>()
+}
+
+/// The SQ and CQ sizes the kernel will choose for `entries` and `p`.
+fn sq_cq_entries(entries: u32, p: &io_uring_params) -> Result<(u32, u32), c_int> {
+    if entries == 0 {
+        return Err(-libc::EINVAL);
+    }
+    let clamp = p.flags & IORING_SETUP_CLAMP != 0;
+    let mut sq = entries;
+    if sq > KERN_MAX_ENTRIES {
+        if !clamp {
+            return Err(-libc::EINVAL);
+        }
+        sq = KERN_MAX_ENTRIES;
+    }
+    let sq = sq.next_power_of_two();
+    let cq = if p.flags & IORING_SETUP_CQSIZE != 0 {
+        let mut cq = p.cq_entries;
+        if cq == 0 {
+            return Err(-libc::EINVAL);
+        }
+        if cq > KERN_MAX_CQ_ENTRIES {
+            if !clamp {
+                return Err(-libc::EINVAL);
+            }
+            cq = KERN_MAX_CQ_ENTRIES;
+        }
+        let cq = cq.next_power_of_two();
+        if cq < sq {
+            return Err(-libc::EINVAL);
+        }
+        cq
+    } else {
+        2 * sq
+    };
+    Ok((sq, cq))
+}
+
+/// Unmaps the SQ and CQ ring mappings this library created.
+///
+/// # Safety
+/// The mappings must be ours and unused from now on.
+unsafe fn unmap_rings(sq: &io_uring_sq, cq: &io_uring_cq) {
+    // SAFETY: forwarded contract; sizes are those we mapped.
+    unsafe {
+        if sq.ring_sz != 0 {
+            sys::munmap(sq.ring_ptr, sq.ring_sz);
+        }
+        if !cq.ring_ptr.is_null() && cq.ring_sz != 0 && cq.ring_ptr != sq.ring_ptr {
+            sys::munmap(cq.ring_ptr, cq.ring_sz);
+        }
+    }
+}
+
+/// Fills the SQ/CQ pointers from the offsets the kernel returned.
+///
+/// # Safety
+/// `sq.ring_ptr` / `cq.ring_ptr` must be live mappings laid out as `p` says.
+unsafe fn set_ring_pointers(p: &io_uring_params, sq: &mut io_uring_sq, cq: &mut io_uring_cq) {
+    let s = sq.ring_ptr as *mut u8;
+    let c = cq.ring_ptr as *mut u8;
+    // SAFETY: the kernel's offsets lie inside the mappings (forwarded contract).
+    unsafe {
+        sq.khead = s.add(p.sq_off.head as usize).cast();
+        sq.ktail = s.add(p.sq_off.tail as usize).cast();
+        sq.kring_mask = s.add(p.sq_off.ring_mask as usize).cast();
+        sq.kring_entries = s.add(p.sq_off.ring_entries as usize).cast();
+        sq.kflags = s.add(p.sq_off.flags as usize).cast();
+        sq.kdropped = s.add(p.sq_off.dropped as usize).cast();
+        if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+            sq.array = s.add(p.sq_off.array as usize).cast();
+        }
+        cq.khead = c.add(p.cq_off.head as usize).cast();
+        cq.ktail = c.add(p.cq_off.tail as usize).cast();
+        cq.kring_mask = c.add(p.cq_off.ring_mask as usize).cast();
+        cq.kring_entries = c.add(p.cq_off.ring_entries as usize).cast();
+        cq.koverflow = c.add(p.cq_off.overflow as usize).cast();
+        cq.cqes = c.add(p.cq_off.cqes as usize).cast();
+        if p.cq_off.flags != 0 {
+            cq.kflags = c.add(p.cq_off.flags as usize).cast();
+        }
+        sq.ring_mask = *sq.kring_mask;
+        sq.ring_entries = *sq.kring_entries;
+        cq.ring_mask = *cq.kring_mask;
+        cq.ring_entries = *cq.kring_entries;
+    }
+}
+
+/// Maps the rings of ring fd `fd` (kernel-allocated memory).
+///
+/// # Safety
+/// `p` must be what io_uring_setup returned for `fd`.
+unsafe fn map_rings(
+    fd: c_int,
+    p: &io_uring_params,
+    sq: &mut io_uring_sq,
+    cq: &mut io_uring_cq,
+) -> c_int {
+    sq.ring_sz = p.sq_off.array as usize + p.sq_entries as usize * 4;
+    cq.ring_sz = p.cq_off.cqes as usize + cqes_bytes(p.flags, p.cq_entries);
+    if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
+        sq.ring_sz = sq.ring_sz.max(cq.ring_sz);
+        cq.ring_sz = sq.ring_sz;
+    }
+    let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
+    // SAFETY: mapping the ring regions of a live io_uring fd.
+    unsafe {
+        sq.ring_ptr = sys::mmap(ptr::null_mut(), sq.ring_sz, PROT_RW, flags, fd, IORING_OFF_SQ_RING);
+        let err = sys::mmap_err(sq.ring_ptr);
+        if err != 0 {
+            sq.ring_ptr = ptr::null_mut();
+            sq.ring_sz = 0;
+            return err;
+        }
+        if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
+            cq.ring_ptr = sq.ring_ptr;
+        } else {
+            cq.ring_ptr =
+                sys::mmap(ptr::null_mut(), cq.ring_sz, PROT_RW, flags, fd, IORING_OFF_CQ_RING);
+            let err = sys::mmap_err(cq.ring_ptr);
+            if err != 0 {
+                cq.ring_ptr = ptr::null_mut();
+                unmap_rings(sq, cq);
+                return err;
+            }
+        }
+        let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
+        sq.sqes_sz = sqes_sz as u32;
+        let sqes = sys::mmap(ptr::null_mut(), sqes_sz, PROT_RW, flags, fd, IORING_OFF_SQES);
+        let err = sys::mmap_err(sqes);
+        if err != 0 {
+            unmap_rings(sq, cq);
+            return err;
+        }
+        sq.sqes = sqes.cast();
+        set_ring_pointers(p, sq, cq);
+    }
+    0
+}
+
+/// For IORING_SETUP_NO_MMAP: places the SQEs and rings in memory we (or the
+/// application, when `buf` is given) provide. Returns the bytes used.
+///
+/// # Safety
+/// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
+unsafe fn alloc_app_rings(
+    entries: u32,
+    p: &mut io_uring_params,
+    sq: &mut io_uring_sq,
+    cq: &mut io_uring_cq,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> Result<usize, c_int> {
+    let page = page_size();
+    let (sq_entries, cq_entries) = sq_cq_entries(entries, p)?;
+    let sqes_mem = round_up(sqes_bytes(p.flags, sq_entries), page);
+    let mut ring_mem = KRING_HEADER + cqes_bytes(p.flags, cq_entries);
+    if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        ring_mem += sq_entries as usize * 4;
+    }
+    let used = round_up(sqes_mem + ring_mem, page);
+
+    let anon = |len: usize| -> Result<*mut c_void, c_int> {
+        let huge = if len > page { libc::MAP_HUGETLB | (21 << libc::MAP_HUGE_SHIFT) } else { 0 };
+        // SAFETY: a fresh anonymous mapping; no existing memory is touched.
+        let m = unsafe {
+            sys::mmap(ptr::null_mut(), len, PROT_RW, libc::MAP_SHARED | libc::MAP_ANONYMOUS | huge, -1, 0)
+        };
+        match sys::mmap_err(m) {
+            0 => Ok(m),
+            e => Err(e),
+        }
+    };
+
+    let (base, base_size) = if !buf.is_null() {
+        if used > buf_size {
+            return Err(-libc::ENOMEM);
+        }
+        (buf, buf_size)
+    } else {
+        if sqes_mem > HUGE_PAGE || ring_mem > HUGE_PAGE {
+            return Err(-libc::ENOMEM);
+        }
+        let size = if sqes_mem <= page { page } else { HUGE_PAGE };
+        (anon(size)?, size)
+    };
+    sq.sqes = base.cast();
+    sq.sqes_sz = if buf.is_null() { base_size as u32 } else { 0 };
+    if used <= base_size {
+        // SAFETY: `used` bytes fit in the region, so the rings follow the SQEs inside it.
+        sq.ring_ptr = unsafe { (base as *mut u8).add(sqes_mem) }.cast();
+        sq.ring_sz = 0;
+    } else {
+        let size = if ring_mem <= page { page } else { HUGE_PAGE };
+        match anon(size) {
+            Ok(m) => {
+                sq.ring_ptr = m;
+                sq.ring_sz = size;
+            }
+            Err(e) => {
+                if sq.sqes_sz != 0 {
+                    // SAFETY: we mapped the SQE region above and nobody uses it yet.
+                    unsafe { sys::munmap(base, sq.sqes_sz as usize) };
+                }
+                return Err(e);
+            }
+        }
+    }
+    cq.ring_ptr = sq.ring_ptr;
+    cq.ring_sz = 0;
+    p.sq_off.user_addr = sq.sqes as u64;
+    p.cq_off.user_addr = sq.ring_ptr as u64;
+    Ok(used)
+}
+
+/// Creates a ring into `ring`. Returns the bytes of application memory used
+/// (NO_MMAP with `buf`), otherwise 0; or `-errno`, leaving `ring` zeroed.
+///
+/// # Safety
+/// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
+pub unsafe fn init_with_params(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    *ring = io_uring::zeroed();
+    if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 && p.flags & IORING_SETUP_NO_MMAP == 0 {
+        return -libc::EINVAL;
+    }
+    let mut used = 0;
+    if p.flags & IORING_SETUP_NO_MMAP != 0 {
+        // SAFETY: forwarded contract on buf.
+        match unsafe { alloc_app_rings(entries, p, &mut ring.sq, &mut ring.cq, buf, buf_size) } {
+            Ok(n) => used = n,
+            Err(e) => {
+                *ring = io_uring::zeroed();
+                return e;
+            }
+        }
+        if !buf.is_null() {
+            ring.int_flags |= int_flags::APP_MEM;
+        }
+    }
+
+    // SAFETY: `p` is a valid, writable params struct.
+    let fd = unsafe { sys::io_uring_setup(entries, p) };
+    if fd < 0 {
+        if p.flags & IORING_SETUP_NO_MMAP != 0 && ring.int_flags & int_flags::APP_MEM == 0 {
+            // SAFETY: the regions were mapped above for this ring alone.
+            unsafe { release_memory(ring) };
+        }
+        *ring = io_uring::zeroed();
+        return fd;
+    }
+
+    if p.flags & IORING_SETUP_NO_MMAP == 0 {
+        // SAFETY: `p` came back from io_uring_setup for `fd`.
+        let err = unsafe { map_rings(fd, p, &mut ring.sq, &mut ring.cq) };
+        if err != 0 {
+            sys::close(fd);
+            *ring = io_uring::zeroed();
+            return err;
+        }
+    } else {
+        // SAFETY: the kernel laid the rings out in our memory per `p`.
+        unsafe { set_ring_pointers(p, &mut ring.sq, &mut ring.cq) };
+    }
+
+    if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        // Slot i always holds SQE i, so submission only has to move the tail.
+        for i in 0..ring.sq.ring_entries {
+            // SAFETY: the array has ring_entries slots in the SQ ring mapping.
+            unsafe { *ring.sq.array.add(i as usize) = i };
+        }
+    }
+    ring.features = p.features;
+    ring.flags = p.flags;
+    ring.enter_ring_fd = fd;
+    if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 {
+        ring.ring_fd = -1;
+        ring.int_flags |= int_flags::REG_RING | int_flags::REG_REG_RING;
+    } else {
+        ring.ring_fd = fd;
+    }
+    // IOPOLL completions are only found by entering the kernel, unless an
+    // SQ thread polls for us.
+    if p.flags & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL) == IORING_SETUP_IOPOLL {
+        ring.int_flags |= int_flags::CQ_ENTER;
+    }
+    used as c_int
+}
+
+/// Like [`init_with_params`], trying IORING_SETUP_NO_SQARRAY first (it saves
+/// the kernel an indirection per SQE) and falling back on kernels without it,
+/// unless the caller asked for it explicitly.
+///
+/// # Safety
+/// As for [`init_with_params`].
+pub unsafe fn init_prefer_no_sqarray(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    let asked = p.flags;
+    p.flags |= IORING_SETUP_NO_SQARRAY;
+    // SAFETY: forwarded contract.
+    let ret = unsafe { init_with_params(entries, ring, p, buf, buf_size) };
+    if ret != -libc::EINVAL || asked & IORING_SETUP_NO_SQARRAY != 0 {
+        return ret;
+    }
+    p.flags = asked;
+    // SAFETY: forwarded contract.
+    unsafe { init_with_params(entries, ring, p, buf, buf_size) }
+}
+
+/// `io_uring_queue_init_params`.
+pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
+    // SAFETY: no application buffer is passed.
+    let ret = unsafe { init_prefer_no_sqarray(entries, ring, p, ptr::null_mut(), 0) };
+    ret.min(0)
+}
+
+/// `io_uring_queue_mmap`: maps the rings of an fd the caller set up itself.
+///
+/// # Safety
+/// `p` must be what io_uring_setup returned for `fd`.
+pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
+    *ring = io_uring::zeroed();
+    // SAFETY: forwarded contract.
+    let ret = unsafe { map_rings(fd, p, &mut ring.sq, &mut ring.cq) };
+    if ret == 0 {
+        ring.flags = p.flags;
+        ring.features = p.features;
+        ring.ring_fd = fd;
+        ring.enter_ring_fd = fd;
+    } else {
+        *ring = io_uring::zeroed();
+    }
+    ret
+}
+
+/// Unmaps whatever ring memory this library mapped for `ring`.
+///
+/// # Safety
+/// The ring must not be used afterwards.
+unsafe fn release_memory(ring: &mut io_uring) {
+    if ring.int_flags & int_flags::APP_MEM != 0 {
+        return;
+    }
+    // SAFETY: the sizes are those we mapped; the caller gives the ring up.
+    unsafe {
+        if !ring.sq.sqes.is_null() && ring.sq.sqes_sz != 0 {
+            sys::munmap(ring.sq.sqes.cast(), ring.sq.sqes_sz as usize);
+        }
+        unmap_rings(&ring.sq, &ring.cq);
+    }
+}
+
+/// `io_uring_queue_exit`. Safe to call twice: the second call finds a
+/// zeroed ring and does nothing.
+pub fn queue_exit(ring: &mut io_uring) {
+    if ring.sq.ring_ptr.is_null() && ring.sq.sqes.is_null() {
+        return;
+    }
+    // SAFETY: the application hands the ring back; nothing uses it after.
+    unsafe { release_memory(ring) };
+    if ring.int_flags & int_flags::REG_RING != 0 {
+        crate::register::unregister_ring_fd(ring);
+    }
+    if ring.ring_fd >= 0 {
+        sys::close(ring.ring_fd);
+    }
+    *ring = io_uring::zeroed();
+    ring.ring_fd = -1;
+    ring.enter_ring_fd = -1;
+}
+
+/// `io_uring_ring_dontfork`: keep the ring mappings out of fork()ed children.
+pub fn ring_dontfork(ring: &mut io_uring) -> c_int {
+    if ring.sq.ring_ptr.is_null() || ring.sq.sqes.is_null() || ring.cq.ring_ptr.is_null() {
+        return -libc::EINVAL;
+    }
+    let sqes_len = sqes_bytes(ring.flags, ring.sq.ring_entries);
+    // SAFETY: the ranges are this ring's live mappings.
+    unsafe {
+        let ret = sys::madvise(ring.sq.sqes.cast(), sqes_len, libc::MADV_DONTFORK);
+        if ret < 0 {
+            return ret;
+        }
+        let ret = sys::madvise(ring.sq.ring_ptr, ring.sq.ring_sz, libc::MADV_DONTFORK);
+        if ret < 0 {
+            return ret;
+        }
+        if ring.cq.ring_ptr != ring.sq.ring_ptr {
+            let ret = sys::madvise(ring.cq.ring_ptr, ring.cq.ring_sz, libc::MADV_DONTFORK);
+            if ret < 0 {
+                return ret;
+            }
+        }
+    }
+    0
+}
+
+/// Bytes of ring memory a ring with these parameters occupies.
+pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
+    let (sq, cq) = match sq_cq_entries(entries, p) {
+        Ok(v) => v,
+        Err(e) => return e as isize,
+    };
+    let page = page_size();
+    let mut cq_size = cqes_bytes(p.flags, cq) + KRING_HEADER;
+    if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        cq_size += sq as usize * 4;
+    }
+    (round_up(cq_size, page) + round_up(sqes_bytes(p.flags, sq), page)) as isize
+}
+
+/// `io_uring_mlock_size_params`: locked memory a ring needs; 0 on kernels
+/// that charge rings to the memory cgroup instead (5.12+).
+pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
+    let mut probe_params = io_uring_params::default();
+    let mut ring = io_uring::zeroed();
+    if queue_init_params(entries, &mut ring, &mut probe_params) == 0 {
+        queue_exit(&mut ring);
+    }
+    if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
+        return 0;
+    }
+    memory_size_params(entries, p)
+}

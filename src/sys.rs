@@ -1,0 +1,521 @@
+//! Raw system calls and the kernel's io_uring ABI types.
+//!
+//! System calls are issued directly (no libc wrapper) so that a failure comes
+//! back as `-errno` and the caller's `errno` is never touched, which is what
+//! liburing's exported functions promise.
+
+#![allow(non_camel_case_types)]
+
+use core::ffi::{c_int, c_long, c_uint, c_void};
+
+// ---------------------------------------------------------------------------
+// System calls
+// ---------------------------------------------------------------------------
+
+#[cfg(target_arch = "x86_64")]
+mod nr {
+    pub const MMAP: i64 = 9;
+    pub const MUNMAP: i64 = 11;
+    pub const MADVISE: i64 = 28;
+    pub const CLOSE: i64 = 3;
+    pub const GETRLIMIT: i64 = 97;
+    pub const SETRLIMIT: i64 = 160;
+}
+
+#[cfg(target_arch = "aarch64")]
+mod nr {
+    pub const MMAP: i64 = 222;
+    pub const MUNMAP: i64 = 215;
+    pub const MADVISE: i64 = 233;
+    pub const CLOSE: i64 = 57;
+    pub const GETRLIMIT: i64 = 163;
+    pub const SETRLIMIT: i64 = 164;
+}
+
+const NR_IO_URING_SETUP: i64 = 425;
+const NR_IO_URING_ENTER: i64 = 426;
+const NR_IO_URING_REGISTER: i64 = 427;
+
+/// Issues a system call with up to six arguments; returns the kernel's raw
+/// result (`-errno` on failure).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn syscall6(n: i64, a: [usize; 6]) -> c_long {
+    let ret: c_long;
+    // SAFETY: the x86_64 Linux system-call convention: number in rax,
+    // arguments in rdi, rsi, rdx, r10, r8, r9; rcx and r11 are clobbered.
+    // The caller guarantees the arguments are valid for system call `n`.
+    unsafe {
+        core::arch::asm!(
+            "syscall",
+            inlateout("rax") n as c_long => ret,
+            in("rdi") a[0],
+            in("rsi") a[1],
+            in("rdx") a[2],
+            in("r10") a[3],
+            in("r8") a[4],
+            in("r9") a[5],
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn syscall6(n: i64, a: [usize; 6]) -> c_long {
+    let ret: c_long;
+    // SAFETY: the aarch64 Linux system-call convention: number in x8,
+    // arguments in x0..x5, result in x0. The caller guarantees the arguments
+    // are valid for system call `n`.
+    unsafe {
+        core::arch::asm!(
+            "svc 0",
+            in("x8") n,
+            inlateout("x0") a[0] => ret,
+            in("x1") a[1],
+            in("x2") a[2],
+            in("x3") a[3],
+            in("x4") a[4],
+            in("x5") a[5],
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// `io_uring_setup(2)`: the new ring's fd, or `-errno`.
+///
+/// # Safety
+/// `p` must point to a writable `io_uring_params`.
+pub unsafe fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { syscall6(NR_IO_URING_SETUP, [entries as usize, p as usize, 0, 0, 0, 0]) as c_int }
+}
+
+/// `io_uring_enter(2)` with an extended argument of `sz` bytes.
+///
+/// # Safety
+/// `arg` must be NULL or valid for the kind of argument `flags` announces.
+#[inline(always)]
+pub unsafe fn io_uring_enter2(
+    fd: c_uint,
+    to_submit: c_uint,
+    min_complete: c_uint,
+    flags: c_uint,
+    arg: *const c_void,
+    sz: usize,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        syscall6(
+            NR_IO_URING_ENTER,
+            [fd as usize, to_submit as usize, min_complete as usize, flags as usize, arg as usize, sz],
+        ) as c_int
+    }
+}
+
+/// `io_uring_register(2)`.
+///
+/// # Safety
+/// `arg` must be valid for `opcode` and `nr_args`.
+pub unsafe fn io_uring_register(
+    fd: c_uint,
+    opcode: c_uint,
+    arg: *const c_void,
+    nr_args: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        syscall6(
+            NR_IO_URING_REGISTER,
+            [fd as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0],
+        ) as c_int
+    }
+}
+
+/// `mmap(2)`; failure is a pointer in the last page (`-errno`), see [`mmap_err`].
+///
+/// # Safety
+/// As for mmap(2).
+pub unsafe fn mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    off: u64,
+) -> *mut c_void {
+    // SAFETY: forwarded contract.
+    unsafe {
+        syscall6(
+            nr::MMAP,
+            [addr as usize, len, prot as usize, flags as usize, fd as usize, off as usize],
+        ) as *mut c_void
+    }
+}
+
+/// The `-errno` carried by a failed [`mmap`] result, or 0 for a mapping.
+pub fn mmap_err(p: *mut c_void) -> c_int {
+    let v = p as isize;
+    if (-4095..0).contains(&v) {
+        v as c_int
+    } else {
+        0
+    }
+}
+
+/// `munmap(2)`.
+///
+/// # Safety
+/// The range must be a mapping this library owns and nobody uses any more.
+pub unsafe fn munmap(addr: *mut c_void, len: usize) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { syscall6(nr::MUNMAP, [addr as usize, len, 0, 0, 0, 0]) as c_int }
+}
+
+/// `madvise(2)`.
+///
+/// # Safety
+/// As for madvise(2).
+pub unsafe fn madvise(addr: *mut c_void, len: usize, advice: c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { syscall6(nr::MADVISE, [addr as usize, len, advice as usize, 0, 0, 0]) as c_int }
+}
+
+/// `close(2)`.
+pub fn close(fd: c_int) -> c_int {
+    // SAFETY: closing an fd has no memory-safety preconditions.
+    unsafe { syscall6(nr::CLOSE, [fd as usize, 0, 0, 0, 0, 0]) as c_int }
+}
+
+/// `getrlimit(2)`.
+pub fn getrlimit(resource: c_int, rlim: &mut libc::rlimit) -> c_int {
+    // SAFETY: `rlim` is a valid, writable rlimit.
+    unsafe { syscall6(nr::GETRLIMIT, [resource as usize, rlim as *mut _ as usize, 0, 0, 0, 0]) as c_int }
+}
+
+/// `setrlimit(2)`.
+pub fn setrlimit(resource: c_int, rlim: &libc::rlimit) -> c_int {
+    // SAFETY: `rlim` is a valid rlimit.
+    unsafe { syscall6(nr::SETRLIMIT, [resource as usize, rlim as *const _ as usize, 0, 0, 0, 0]) as c_int }
+}
+
+// ---------------------------------------------------------------------------
+// Kernel ABI types (include/uapi/linux/io_uring.h)
+// ---------------------------------------------------------------------------
+
+/// `struct io_sqring_offsets`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_sqring_offsets {
+    pub head: u32,
+    pub tail: u32,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub flags: u32,
+    pub dropped: u32,
+    pub array: u32,
+    pub resv1: u32,
+    pub user_addr: u64,
+}
+
+/// `struct io_cqring_offsets`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_cqring_offsets {
+    pub head: u32,
+    pub tail: u32,
+    pub ring_mask: u32,
+    pub ring_entries: u32,
+    pub overflow: u32,
+    pub cqes: u32,
+    pub flags: u32,
+    pub resv1: u32,
+    pub user_addr: u64,
+}
+
+/// `struct io_uring_params`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_params {
+    pub sq_entries: u32,
+    pub cq_entries: u32,
+    pub flags: u32,
+    pub sq_thread_cpu: u32,
+    pub sq_thread_idle: u32,
+    pub features: u32,
+    pub wq_fd: u32,
+    pub resv: [u32; 3],
+    pub sq_off: io_sqring_offsets,
+    pub cq_off: io_cqring_offsets,
+}
+
+/// `struct io_uring_sqe`, with the unions flattened to the members this
+/// library itself writes (the C header has the full definition).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_sqe {
+    pub opcode: u8,
+    pub flags: u8,
+    pub ioprio: u16,
+    pub fd: i32,
+    pub off: u64,
+    pub addr: u64,
+    pub len: u32,
+    pub op_flags: u32,
+    pub user_data: u64,
+    pub buf_index: u16,
+    pub personality: u16,
+    pub splice_fd_in: i32,
+    pub addr3: u64,
+    pub pad2: u64,
+}
+
+/// `struct io_uring_cqe` (without the CQE32 tail).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_cqe {
+    pub user_data: u64,
+    pub res: i32,
+    pub flags: u32,
+}
+
+/// `struct __kernel_timespec`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct __kernel_timespec {
+    pub tv_sec: i64,
+    pub tv_nsec: i64,
+}
+
+/// `struct io_uring_getevents_arg`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_getevents_arg {
+    pub sigmask: u64,
+    pub sigmask_sz: u32,
+    pub min_wait_usec: u32,
+    pub ts: u64,
+}
+
+/// `struct io_uring_rsrc_register`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_rsrc_register {
+    pub nr: u32,
+    pub flags: u32,
+    pub resv2: u64,
+    pub data: u64,
+    pub tags: u64,
+}
+
+/// `struct io_uring_rsrc_update`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_rsrc_update {
+    pub offset: u32,
+    pub resv: u32,
+    pub data: u64,
+}
+
+/// `struct io_uring_rsrc_update2`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_rsrc_update2 {
+    pub offset: u32,
+    pub resv: u32,
+    pub data: u64,
+    pub tags: u64,
+    pub nr: u32,
+    pub resv2: u32,
+}
+
+/// `struct io_uring_probe_op`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_probe_op {
+    pub op: u8,
+    pub resv: u8,
+    pub flags: u16,
+    pub resv2: u32,
+}
+
+/// `struct io_uring_probe` (header; `ops` follow it in memory).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_probe {
+    pub last_op: u8,
+    pub ops_len: u8,
+    pub resv: u16,
+    pub resv2: [u32; 3],
+    pub ops: [io_uring_probe_op; 0],
+}
+
+/// `struct io_uring_restriction` (opcode-dependent union folded to bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_restriction {
+    pub opcode: u16,
+    pub arg: u8,
+    pub resv: u8,
+    pub resv2: [u32; 3],
+}
+
+/// `struct io_uring_buf_reg`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_buf_reg {
+    pub ring_addr: u64,
+    pub ring_entries: u32,
+    pub bgid: u16,
+    pub flags: u16,
+    pub resv: [u64; 3],
+}
+
+/// `struct io_uring_buf`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_buf {
+    pub addr: u64,
+    pub len: u32,
+    pub bid: u16,
+    pub resv: u16,
+}
+
+/// `struct io_uring_buf_ring`: the ring is an array of `io_uring_buf` whose
+/// first entry's `resv` field doubles as the tail.
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_buf_ring {
+    pub bufs: [io_uring_buf; 0],
+}
+
+/// `struct io_uring_sync_cancel_reg`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_sync_cancel_reg {
+    pub addr: u64,
+    pub fd: i32,
+    pub flags: u32,
+    pub timeout: __kernel_timespec,
+    pub opcode: u8,
+    pub pad: [u8; 7],
+    pub pad2: [u64; 3],
+}
+
+/// `struct io_uring_file_index_range`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_file_index_range {
+    pub off: u32,
+    pub len: u32,
+    pub resv: u64,
+}
+
+// --- setup flags -----------------------------------------------------------
+pub const IORING_SETUP_IOPOLL: u32 = 1 << 0;
+pub const IORING_SETUP_SQPOLL: u32 = 1 << 1;
+pub const IORING_SETUP_SQ_AFF: u32 = 1 << 2;
+pub const IORING_SETUP_CQSIZE: u32 = 1 << 3;
+pub const IORING_SETUP_CLAMP: u32 = 1 << 4;
+pub const IORING_SETUP_ATTACH_WQ: u32 = 1 << 5;
+pub const IORING_SETUP_R_DISABLED: u32 = 1 << 6;
+pub const IORING_SETUP_SUBMIT_ALL: u32 = 1 << 7;
+pub const IORING_SETUP_COOP_TASKRUN: u32 = 1 << 8;
+pub const IORING_SETUP_TASKRUN_FLAG: u32 = 1 << 9;
+pub const IORING_SETUP_SQE128: u32 = 1 << 10;
+pub const IORING_SETUP_CQE32: u32 = 1 << 11;
+pub const IORING_SETUP_SINGLE_ISSUER: u32 = 1 << 12;
+pub const IORING_SETUP_DEFER_TASKRUN: u32 = 1 << 13;
+pub const IORING_SETUP_NO_MMAP: u32 = 1 << 14;
+pub const IORING_SETUP_REGISTERED_FD_ONLY: u32 = 1 << 15;
+pub const IORING_SETUP_NO_SQARRAY: u32 = 1 << 16;
+pub const IORING_SETUP_HYBRID_IOPOLL: u32 = 1 << 17;
+pub const IORING_SETUP_CQE_MIXED: u32 = 1 << 18;
+pub const IORING_SETUP_SQE_MIXED: u32 = 1 << 19;
+pub const IORING_SETUP_SQ_REWIND: u32 = 1 << 20;
+
+// --- enter flags -----------------------------------------------------------
+pub const IORING_ENTER_GETEVENTS: u32 = 1 << 0;
+pub const IORING_ENTER_SQ_WAKEUP: u32 = 1 << 1;
+pub const IORING_ENTER_SQ_WAIT: u32 = 1 << 2;
+pub const IORING_ENTER_EXT_ARG: u32 = 1 << 3;
+pub const IORING_ENTER_REGISTERED_RING: u32 = 1 << 4;
+pub const IORING_ENTER_ABS_TIMER: u32 = 1 << 5;
+pub const IORING_ENTER_EXT_ARG_REG: u32 = 1 << 6;
+pub const IORING_ENTER_NO_IOWAIT: u32 = 1 << 7;
+
+// --- SQ ring flags ---------------------------------------------------------
+pub const IORING_SQ_NEED_WAKEUP: u32 = 1 << 0;
+pub const IORING_SQ_CQ_OVERFLOW: u32 = 1 << 1;
+pub const IORING_SQ_TASKRUN: u32 = 1 << 2;
+
+// --- features --------------------------------------------------------------
+pub const IORING_FEAT_SINGLE_MMAP: u32 = 1 << 0;
+pub const IORING_FEAT_NODROP: u32 = 1 << 1;
+pub const IORING_FEAT_EXT_ARG: u32 = 1 << 8;
+pub const IORING_FEAT_NATIVE_WORKERS: u32 = 1 << 9;
+pub const IORING_FEAT_REG_REG_RING: u32 = 1 << 13;
+pub const IORING_FEAT_MIN_TIMEOUT: u32 = 1 << 15;
+
+// --- mmap offsets ----------------------------------------------------------
+pub const IORING_OFF_SQ_RING: u64 = 0;
+pub const IORING_OFF_CQ_RING: u64 = 0x800_0000;
+pub const IORING_OFF_SQES: u64 = 0x1000_0000;
+
+// --- register opcodes ------------------------------------------------------
+pub const IORING_REGISTER_BUFFERS: u32 = 0;
+pub const IORING_UNREGISTER_BUFFERS: u32 = 1;
+pub const IORING_REGISTER_FILES: u32 = 2;
+pub const IORING_UNREGISTER_FILES: u32 = 3;
+pub const IORING_REGISTER_EVENTFD: u32 = 4;
+pub const IORING_UNREGISTER_EVENTFD: u32 = 5;
+pub const IORING_REGISTER_FILES_UPDATE: u32 = 6;
+pub const IORING_REGISTER_EVENTFD_ASYNC: u32 = 7;
+pub const IORING_REGISTER_PROBE: u32 = 8;
+pub const IORING_REGISTER_PERSONALITY: u32 = 9;
+pub const IORING_UNREGISTER_PERSONALITY: u32 = 10;
+pub const IORING_REGISTER_RESTRICTIONS: u32 = 11;
+pub const IORING_REGISTER_ENABLE_RINGS: u32 = 12;
+pub const IORING_REGISTER_FILES2: u32 = 13;
+pub const IORING_REGISTER_FILES_UPDATE2: u32 = 14;
+pub const IORING_REGISTER_BUFFERS2: u32 = 15;
+pub const IORING_REGISTER_BUFFERS_UPDATE: u32 = 16;
+pub const IORING_REGISTER_IOWQ_AFF: u32 = 17;
+pub const IORING_UNREGISTER_IOWQ_AFF: u32 = 18;
+pub const IORING_REGISTER_IOWQ_MAX_WORKERS: u32 = 19;
+pub const IORING_REGISTER_RING_FDS: u32 = 20;
+pub const IORING_UNREGISTER_RING_FDS: u32 = 21;
+pub const IORING_REGISTER_PBUF_RING: u32 = 22;
+pub const IORING_UNREGISTER_PBUF_RING: u32 = 23;
+pub const IORING_REGISTER_SYNC_CANCEL: u32 = 24;
+pub const IORING_REGISTER_FILE_ALLOC_RANGE: u32 = 25;
+pub const IORING_REGISTER_USE_REGISTERED_RING: u32 = 1 << 31;
+
+pub const IORING_RSRC_REGISTER_SPARSE: u32 = 1 << 0;
+
+// --- opcodes and user data the library itself uses ---------------------------
+pub const IORING_OP_TIMEOUT: u8 = 11;
+
+/// user_data of the internal timeout SQE used by the pre-EXT_ARG wait path.
+pub const LIBURING_UDATA_TIMEOUT: u64 = u64::MAX;
+
+/// Largest SQ size the kernel accepts (CQ: twice that).
+pub const KERN_MAX_ENTRIES: u32 = 32768;
+pub const KERN_MAX_CQ_ENTRIES: u32 = 2 * KERN_MAX_ENTRIES;
+
+/// Size of the signal mask the kernel expects (`_NSIG / 8`).
+pub const NSIG_BYTES: usize = 8;
+
+const _: () = {
+    assert!(core::mem::size_of::<io_uring_params>() == 120);
+    assert!(core::mem::size_of::<io_uring_sqe>() == 64);
+    assert!(core::mem::size_of::<io_uring_cqe>() == 16);
+    assert!(core::mem::size_of::<io_uring_sync_cancel_reg>() == 64);
+    assert!(core::mem::size_of::<io_uring_buf_reg>() == 40);
+    assert!(core::mem::size_of::<io_uring_restriction>() == 16);
+    assert!(core::mem::size_of::<io_uring_probe>() == 16);
+};
