@@ -253,7 +253,14 @@ impl io_uring {
         let flags = IORING_ENTER_GETEVENTS | self.enter_flags();
         // SAFETY: no argument is passed.
         unsafe {
-            sys::io_uring_enter2(self.enter_ring_fd as u32, 0, 0, flags, ptr::null(), NSIG_BYTES)
+            sys::io_uring_enter2(
+                self.enter_ring_fd as u32,
+                0,
+                0,
+                flags,
+                ptr::null(),
+                NSIG_BYTES,
+            )
         }
     }
 
@@ -425,7 +432,14 @@ impl io_uring {
         let flags = IORING_ENTER_SQ_WAIT | self.enter_flags();
         // SAFETY: no argument is passed.
         unsafe {
-            sys::io_uring_enter2(self.enter_ring_fd as u32, 0, 0, flags, ptr::null(), NSIG_BYTES)
+            sys::io_uring_enter2(
+                self.enter_ring_fd as u32,
+                0,
+                0,
+                flags,
+                ptr::null(),
+                NSIG_BYTES,
+            )
         }
     }
 }

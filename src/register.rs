@@ -22,7 +22,10 @@ use crate::sys::{
 /// `arg` must be valid for `opcode` and `nr_args`.
 pub unsafe fn do_register(ring: &io_uring, opcode: u32, arg: *const c_void, nr_args: u32) -> c_int {
     let (fd, opcode) = if ring.int_flags & int_flags::REG_REG_RING != 0 {
-        (ring.enter_ring_fd, opcode | IORING_REGISTER_USE_REGISTERED_RING)
+        (
+            ring.enter_ring_fd,
+            opcode | IORING_REGISTER_USE_REGISTERED_RING,
+        )
     } else {
         (ring.ring_fd, opcode)
     };
@@ -32,7 +35,10 @@ pub unsafe fn do_register(ring: &io_uring, opcode: u32, arg: *const c_void, nr_a
 
 /// Raises RLIMIT_NOFILE by `nr` when registering `nr` files hit EMFILE.
 fn raise_nofile(nr: u32) {
-    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let mut rl = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
     if sys::getrlimit(libc::RLIMIT_NOFILE as c_int, &mut rl) < 0 {
         return;
     }
@@ -86,14 +92,26 @@ pub unsafe fn register_files_tags(
 ) -> c_int {
     let reg = io_uring_rsrc_register {
         nr,
-        flags: if sparse { IORING_RSRC_REGISTER_SPARSE } else { 0 },
+        flags: if sparse {
+            IORING_RSRC_REGISTER_SPARSE
+        } else {
+            0
+        },
         resv2: 0,
         data: files as u64,
         tags: tags as u64,
     };
     let size = core::mem::size_of_val(&reg) as u32;
     // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
-    unsafe { register_files_retry(ring, IORING_REGISTER_FILES2, ptr::from_ref(&reg).cast(), size, nr) }
+    unsafe {
+        register_files_retry(
+            ring,
+            IORING_REGISTER_FILES2,
+            ptr::from_ref(&reg).cast(),
+            size,
+            nr,
+        )
+    }
 }
 
 /// `io_uring_register_buffers_tags` / `_sparse`.
@@ -109,14 +127,25 @@ pub unsafe fn register_buffers_tags(
 ) -> c_int {
     let reg = io_uring_rsrc_register {
         nr,
-        flags: if sparse { IORING_RSRC_REGISTER_SPARSE } else { 0 },
+        flags: if sparse {
+            IORING_RSRC_REGISTER_SPARSE
+        } else {
+            0
+        },
         resv2: 0,
         data: iovecs as u64,
         tags: tags as u64,
     };
     let size = core::mem::size_of_val(&reg) as u32;
     // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
-    unsafe { do_register(ring, IORING_REGISTER_BUFFERS2, ptr::from_ref(&reg).cast(), size) }
+    unsafe {
+        do_register(
+            ring,
+            IORING_REGISTER_BUFFERS2,
+            ptr::from_ref(&reg).cast(),
+            size,
+        )
+    }
 }
 
 /// `io_uring_register_files_update_tag` / `io_uring_register_buffers_update_tag`.
@@ -131,7 +160,14 @@ pub unsafe fn update_tag(
     tags: *const u64,
     nr: u32,
 ) -> c_int {
-    let up = io_uring_rsrc_update2 { offset: off, resv: 0, data: data as u64, tags: tags as u64, nr, resv2: 0 };
+    let up = io_uring_rsrc_update2 {
+        offset: off,
+        resv: 0,
+        data: data as u64,
+        tags: tags as u64,
+        nr,
+        resv2: 0,
+    };
     let size = core::mem::size_of_val(&up) as u32;
     // SAFETY: `up` is a valid rsrc_update2; its pointers per the contract.
     unsafe { do_register(ring, opcode, ptr::from_ref(&up).cast(), size) }
@@ -146,9 +182,20 @@ pub const BUFFERS_UPDATE_TAG: u32 = IORING_REGISTER_BUFFERS_UPDATE;
 /// # Safety
 /// `files` must point to `nr` fds.
 pub unsafe fn files_update(ring: &io_uring, off: u32, files: *const c_int, nr: u32) -> c_int {
-    let up = io_uring_rsrc_update { offset: off, resv: 0, data: files as u64 };
+    let up = io_uring_rsrc_update {
+        offset: off,
+        resv: 0,
+        data: files as u64,
+    };
     // SAFETY: `up` is valid; `files` per the contract.
-    unsafe { do_register(ring, sys::IORING_REGISTER_FILES_UPDATE, ptr::from_ref(&up).cast(), nr) }
+    unsafe {
+        do_register(
+            ring,
+            sys::IORING_REGISTER_FILES_UPDATE,
+            ptr::from_ref(&up).cast(),
+            nr,
+        )
+    }
 }
 
 /// `io_uring_register_ring_fd`: lets io_uring_enter use a registered index
@@ -157,9 +204,20 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
     if ring.int_flags & int_flags::REG_RING != 0 {
         return -libc::EEXIST;
     }
-    let mut up = io_uring_rsrc_update { offset: u32::MAX, resv: 0, data: ring.ring_fd as u64 };
+    let mut up = io_uring_rsrc_update {
+        offset: u32::MAX,
+        resv: 0,
+        data: ring.ring_fd as u64,
+    };
     // SAFETY: `up` is a valid rsrc_update for one entry.
-    let ret = unsafe { do_register(ring, IORING_REGISTER_RING_FDS, ptr::from_mut(&mut up).cast(), 1) };
+    let ret = unsafe {
+        do_register(
+            ring,
+            IORING_REGISTER_RING_FDS,
+            ptr::from_mut(&mut up).cast(),
+            1,
+        )
+    };
     if ret == 1 {
         ring.enter_ring_fd = up.offset as c_int;
         ring.int_flags |= int_flags::REG_RING;
@@ -175,9 +233,20 @@ pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
     if ring.int_flags & int_flags::REG_RING == 0 {
         return -libc::EINVAL;
     }
-    let up = io_uring_rsrc_update { offset: ring.enter_ring_fd as u32, resv: 0, data: 0 };
+    let up = io_uring_rsrc_update {
+        offset: ring.enter_ring_fd as u32,
+        resv: 0,
+        data: 0,
+    };
     // SAFETY: `up` is a valid rsrc_update for one entry.
-    let ret = unsafe { do_register(ring, IORING_UNREGISTER_RING_FDS, ptr::from_ref(&up).cast(), 1) };
+    let ret = unsafe {
+        do_register(
+            ring,
+            IORING_UNREGISTER_RING_FDS,
+            ptr::from_ref(&up).cast(),
+            1,
+        )
+    };
     if ret == 1 {
         ring.enter_ring_fd = ring.ring_fd;
         ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
@@ -211,7 +280,14 @@ pub fn enable_rings(ring: &io_uring) -> c_int {
 pub fn file_alloc_range(ring: &io_uring, off: u32, len: u32) -> c_int {
     let range = io_uring_file_index_range { off, len, resv: 0 };
     // SAFETY: `range` is a valid file_index_range.
-    unsafe { do_register(ring, IORING_REGISTER_FILE_ALLOC_RANGE, ptr::from_ref(&range).cast(), 0) }
+    unsafe {
+        do_register(
+            ring,
+            IORING_REGISTER_FILE_ALLOC_RANGE,
+            ptr::from_ref(&range).cast(),
+            0,
+        )
+    }
 }
 
 /// Number of opcode slots a probe asks for (the kernel's opcode space).
@@ -281,7 +357,14 @@ pub fn setup_buf_ring(
         resv: [0; 3],
     };
     // SAFETY: `reg` describes the mapping made above.
-    let ret = unsafe { do_register(ring, IORING_REGISTER_PBUF_RING, ptr::from_mut(&mut reg).cast(), 1) };
+    let ret = unsafe {
+        do_register(
+            ring,
+            IORING_REGISTER_PBUF_RING,
+            ptr::from_mut(&mut reg).cast(),
+            1,
+        )
+    };
     if ret != 0 {
         // SAFETY: unmapping what we mapped; the kernel did not take it.
         unsafe { sys::munmap(br, size) };
@@ -305,21 +388,41 @@ pub unsafe fn register_buf_ring(ring: &io_uring, reg: *mut io_uring_buf_reg, fla
 
 /// `io_uring_unregister_buf_ring`.
 pub fn unregister_buf_ring(ring: &io_uring, bgid: c_int) -> c_int {
-    let reg = io_uring_buf_reg { bgid: bgid as u16, ..Default::default() };
+    let reg = io_uring_buf_reg {
+        bgid: bgid as u16,
+        ..Default::default()
+    };
     // SAFETY: `reg` is a valid buf_reg.
-    unsafe { do_register(ring, IORING_UNREGISTER_PBUF_RING, ptr::from_ref(&reg).cast(), 1) }
+    unsafe {
+        do_register(
+            ring,
+            IORING_UNREGISTER_PBUF_RING,
+            ptr::from_ref(&reg).cast(),
+            1,
+        )
+    }
 }
 
 /// `io_uring_free_buf_ring`.
 ///
 /// # Safety
 /// `br` must come from setup_buf_ring with the same `nentries`.
-pub unsafe fn free_buf_ring(ring: &io_uring, br: *mut io_uring_buf_ring, nentries: u32, bgid: c_int) -> c_int {
+pub unsafe fn free_buf_ring(
+    ring: &io_uring,
+    br: *mut io_uring_buf_ring,
+    nentries: u32,
+    bgid: c_int,
+) -> c_int {
     let ret = unregister_buf_ring(ring, bgid);
     if ret != 0 {
         return ret;
     }
     // SAFETY: forwarded contract: the mapping is ours and unregistered now.
-    unsafe { sys::munmap(br.cast(), nentries as usize * core::mem::size_of::<io_uring_buf>()) };
+    unsafe {
+        sys::munmap(
+            br.cast(),
+            nentries as usize * core::mem::size_of::<io_uring_buf>(),
+        )
+    };
     0
 }

@@ -149,7 +149,10 @@ impl io_uring {
     #[inline(always)]
     pub fn cq_ready(&self) -> u32 {
         // SAFETY: ktail and khead point into the live CQ ring mapping.
-        unsafe { load(self.cq.ktail, Ordering::Acquire).wrapping_sub(load(self.cq.khead, Ordering::Relaxed)) }
+        unsafe {
+            load(self.cq.ktail, Ordering::Acquire)
+                .wrapping_sub(load(self.cq.khead, Ordering::Relaxed))
+        }
     }
 
     /// Pointer to the CQE at ring position `pos`.

@@ -148,7 +148,14 @@ unsafe fn map_rings(
     let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
     // SAFETY: mapping the ring regions of a live io_uring fd.
     unsafe {
-        sq.ring_ptr = sys::mmap(ptr::null_mut(), sq.ring_sz, PROT_RW, flags, fd, IORING_OFF_SQ_RING);
+        sq.ring_ptr = sys::mmap(
+            ptr::null_mut(),
+            sq.ring_sz,
+            PROT_RW,
+            flags,
+            fd,
+            IORING_OFF_SQ_RING,
+        );
         let err = sys::mmap_err(sq.ring_ptr);
         if err != 0 {
             sq.ring_ptr = ptr::null_mut();
@@ -158,8 +165,14 @@ unsafe fn map_rings(
         if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
             cq.ring_ptr = sq.ring_ptr;
         } else {
-            cq.ring_ptr =
-                sys::mmap(ptr::null_mut(), cq.ring_sz, PROT_RW, flags, fd, IORING_OFF_CQ_RING);
+            cq.ring_ptr = sys::mmap(
+                ptr::null_mut(),
+                cq.ring_sz,
+                PROT_RW,
+                flags,
+                fd,
+                IORING_OFF_CQ_RING,
+            );
             let err = sys::mmap_err(cq.ring_ptr);
             if err != 0 {
                 cq.ring_ptr = ptr::null_mut();
@@ -169,7 +182,14 @@ unsafe fn map_rings(
         }
         let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
         sq.sqes_sz = sqes_sz as u32;
-        let sqes = sys::mmap(ptr::null_mut(), sqes_sz, PROT_RW, flags, fd, IORING_OFF_SQES);
+        let sqes = sys::mmap(
+            ptr::null_mut(),
+            sqes_sz,
+            PROT_RW,
+            flags,
+            fd,
+            IORING_OFF_SQES,
+        );
         let err = sys::mmap_err(sqes);
         if err != 0 {
             unmap_rings(sq, cq);
@@ -204,10 +224,21 @@ unsafe fn alloc_app_rings(
     let used = round_up(sqes_mem + ring_mem, page);
 
     let anon = |len: usize| -> Result<*mut c_void, c_int> {
-        let huge = if len > page { libc::MAP_HUGETLB | (21 << libc::MAP_HUGE_SHIFT) } else { 0 };
+        let huge = if len > page {
+            libc::MAP_HUGETLB | (21 << libc::MAP_HUGE_SHIFT)
+        } else {
+            0
+        };
         // SAFETY: a fresh anonymous mapping; no existing memory is touched.
         let m = unsafe {
-            sys::mmap(ptr::null_mut(), len, PROT_RW, libc::MAP_SHARED | libc::MAP_ANONYMOUS | huge, -1, 0)
+            sys::mmap(
+                ptr::null_mut(),
+                len,
+                PROT_RW,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS | huge,
+                -1,
+                0,
+            )
         };
         match sys::mmap_err(m) {
             0 => Ok(m),

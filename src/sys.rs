@@ -92,7 +92,12 @@ unsafe fn syscall6(n: i64, a: [usize; 6]) -> c_long {
 /// `p` must point to a writable `io_uring_params`.
 pub unsafe fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { syscall6(NR_IO_URING_SETUP, [entries as usize, p as usize, 0, 0, 0, 0]) as c_int }
+    unsafe {
+        syscall6(
+            NR_IO_URING_SETUP,
+            [entries as usize, p as usize, 0, 0, 0, 0],
+        ) as c_int
+    }
 }
 
 /// `io_uring_enter(2)` with an extended argument of `sz` bytes.
@@ -112,7 +117,14 @@ pub unsafe fn io_uring_enter2(
     unsafe {
         syscall6(
             NR_IO_URING_ENTER,
-            [fd as usize, to_submit as usize, min_complete as usize, flags as usize, arg as usize, sz],
+            [
+                fd as usize,
+                to_submit as usize,
+                min_complete as usize,
+                flags as usize,
+                arg as usize,
+                sz,
+            ],
         ) as c_int
     }
 }
@@ -131,7 +143,14 @@ pub unsafe fn io_uring_register(
     unsafe {
         syscall6(
             NR_IO_URING_REGISTER,
-            [fd as usize, opcode as usize, arg as usize, nr_args as usize, 0, 0],
+            [
+                fd as usize,
+                opcode as usize,
+                arg as usize,
+                nr_args as usize,
+                0,
+                0,
+            ],
         ) as c_int
     }
 }
@@ -152,7 +171,14 @@ pub unsafe fn mmap(
     unsafe {
         syscall6(
             nr::MMAP,
-            [addr as usize, len, prot as usize, flags as usize, fd as usize, off as usize],
+            [
+                addr as usize,
+                len,
+                prot as usize,
+                flags as usize,
+                fd as usize,
+                off as usize,
+            ],
         ) as *mut c_void
     }
 }
@@ -194,18 +220,32 @@ pub fn close(fd: c_int) -> c_int {
 /// `getrlimit(2)`.
 pub fn getrlimit(resource: c_int, rlim: &mut libc::rlimit) -> c_int {
     // SAFETY: `rlim` is a valid, writable rlimit.
-    unsafe { syscall6(nr::GETRLIMIT, [resource as usize, rlim as *mut _ as usize, 0, 0, 0, 0]) as c_int }
+    unsafe {
+        syscall6(
+            nr::GETRLIMIT,
+            [resource as usize, rlim as *mut _ as usize, 0, 0, 0, 0],
+        ) as c_int
+    }
 }
 
 /// `setrlimit(2)`.
 pub fn setrlimit(resource: c_int, rlim: &libc::rlimit) -> c_int {
     // SAFETY: `rlim` is a valid rlimit.
-    unsafe { syscall6(nr::SETRLIMIT, [resource as usize, rlim as *const _ as usize, 0, 0, 0, 0]) as c_int }
+    unsafe {
+        syscall6(
+            nr::SETRLIMIT,
+            [resource as usize, rlim as *const _ as usize, 0, 0, 0, 0],
+        ) as c_int
+    }
 }
 
 // ---------------------------------------------------------------------------
 // Kernel ABI types (include/uapi/linux/io_uring.h)
 // ---------------------------------------------------------------------------
+
+/// The kernel's `__u64`, named so that generated C prototypes say `__u64`
+/// (not `uint64_t`, a different type in C on LP64).
+pub type __u64 = u64;
 
 /// `struct io_sqring_offsets`.
 #[repr(C)]

@@ -54,9 +54,15 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit_and_wait_timeout(out, wait_nr, ts, 0, sigmask)) }
+    unsafe {
+        with_ring(ring, |r| {
+            r.submit_and_wait_timeout(out, wait_nr, ts, 0, sigmask)
+        })
+    }
 }
 
 /// Submits and, whether or not anything was queued, flushes completions.
@@ -92,7 +98,9 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| r.wait_cqes(out, wait_nr, ts, sigmask)) }
 }
@@ -108,7 +116,9 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     ts: *mut __kernel_timespec,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| r.wait_cqes(out, 1, ts, ptr::null())) }
 }
@@ -147,7 +157,9 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else { return -libc::EFAULT };
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
 }

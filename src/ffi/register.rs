@@ -7,7 +7,7 @@ use super::{guard, ring_mut, with_ring};
 use crate::register::{self as reg, do_register, BUFFERS_UPDATE_TAG, FILES_UPDATE_TAG};
 use crate::ring::io_uring;
 use crate::sys::{
-    io_uring_buf_reg, io_uring_buf_ring, io_uring_probe, io_uring_restriction,
+    __u64, io_uring_buf_reg, io_uring_buf_ring, io_uring_probe, io_uring_restriction,
     io_uring_sync_cancel_reg, IORING_REGISTER_BUFFERS, IORING_REGISTER_EVENTFD,
     IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS,
     IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_RESTRICTIONS,
@@ -46,11 +46,15 @@ pub unsafe extern "C" fn io_uring_register_buffers(
 pub unsafe extern "C" fn io_uring_register_buffers_tags(
     ring: *mut io_uring,
     iovecs: *const libc::iovec,
-    tags: *const u64,
+    tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_buffers_tags(r, iovecs, tags, nr, false)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::register_buffers_tags(r, iovecs, tags, nr, false)
+        })
+    }
 }
 
 /// Registers an empty (sparse) fixed-buffer table of `nr` slots.
@@ -58,9 +62,16 @@ pub unsafe extern "C" fn io_uring_register_buffers_tags(
 /// # Safety
 /// `ring` NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_buffers_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_buffers_sparse(
+    ring: *mut io_uring,
+    nr: c_uint,
+) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_buffers_tags(r, ptr::null(), ptr::null(), nr, true)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::register_buffers_tags(r, ptr::null(), ptr::null(), nr, true)
+        })
+    }
 }
 
 /// Replaces fixed buffers starting at slot `off`, with tags.
@@ -72,11 +83,15 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
     ring: *mut io_uring,
     off: c_uint,
     iovecs: *const libc::iovec,
-    tags: *const u64,
+    tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::update_tag(r, BUFFERS_UPDATE_TAG, off, iovecs.cast(), tags, nr)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::update_tag(r, BUFFERS_UPDATE_TAG, off, iovecs.cast(), tags, nr)
+        })
+    }
 }
 
 /// Drops all fixed buffers.
@@ -94,7 +109,11 @@ pub unsafe extern "C" fn io_uring_unregister_buffers(ring: *mut io_uring) -> c_i
 /// # Safety
 /// `ring` NULL or live; `files` points to `nr_files` fds.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_files(ring: *mut io_uring, files: *const c_int, nr_files: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_files(
+    ring: *mut io_uring,
+    files: *const c_int,
+    nr_files: c_uint,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| reg::register_files(r, files, nr_files)) }
 }
@@ -107,11 +126,15 @@ pub unsafe extern "C" fn io_uring_register_files(ring: *mut io_uring, files: *co
 pub unsafe extern "C" fn io_uring_register_files_tags(
     ring: *mut io_uring,
     files: *const c_int,
-    tags: *const u64,
+    tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_files_tags(r, files, tags, nr, false)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::register_files_tags(r, files, tags, nr, false)
+        })
+    }
 }
 
 /// Registers an empty (sparse) fixed-file table of `nr` slots.
@@ -121,7 +144,11 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_files_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_files_tags(r, ptr::null(), ptr::null(), nr, true)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::register_files_tags(r, ptr::null(), ptr::null(), nr, true)
+        })
+    }
 }
 
 /// Replaces fixed files starting at slot `off`; returns the number updated.
@@ -148,11 +175,15 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
     ring: *mut io_uring,
     off: c_uint,
     files: *const c_int,
-    tags: *const u64,
+    tags: *const __u64,
     nr_files: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::update_tag(r, FILES_UPDATE_TAG, off, files.cast(), tags, nr_files)) }
+    unsafe {
+        with_ring(ring, |r| {
+            reg::update_tag(r, FILES_UPDATE_TAG, off, files.cast(), tags, nr_files)
+        })
+    }
 }
 
 /// Drops all fixed files.
@@ -182,7 +213,14 @@ pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_in
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd: c_int) -> c_int {
     // SAFETY: `fd` lives on this stack frame for the call.
-    unsafe { register_raw(ring, IORING_REGISTER_EVENTFD_ASYNC, ptr::from_ref(&fd).cast(), 1) }
+    unsafe {
+        register_raw(
+            ring,
+            IORING_REGISTER_EVENTFD_ASYNC,
+            ptr::from_ref(&fd).cast(),
+            1,
+        )
+    }
 }
 
 /// Removes the registered eventfd.
@@ -212,7 +250,14 @@ pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut io_uring, id: c_int) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_PERSONALITY, ptr::null(), id as c_uint) }
+    unsafe {
+        register_raw(
+            ring,
+            IORING_UNREGISTER_PERSONALITY,
+            ptr::null(),
+            id as c_uint,
+        )
+    }
 }
 
 /// Fills a caller-provided probe with `nr` opcode slots.
@@ -220,7 +265,11 @@ pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut io_uring, id
 /// # Safety
 /// `ring` NULL or live; `p` has room for `nr` ops.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_probe(ring: *mut io_uring, p: *mut io_uring_probe, nr: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_probe(
+    ring: *mut io_uring,
+    p: *mut io_uring_probe,
+    nr: c_uint,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { register_raw(ring, IORING_REGISTER_PROBE, p.cast(), nr) }
 }
@@ -286,7 +335,10 @@ pub unsafe extern "C" fn io_uring_unregister_iowq_aff(ring: *mut io_uring) -> c_
 /// # Safety
 /// `ring` NULL or live; `values` points to two unsigned ints.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_iowq_max_workers(ring: *mut io_uring, values: *mut c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
+    ring: *mut io_uring,
+    values: *mut c_uint,
+) -> c_int {
     if values.is_null() {
         return -libc::EFAULT;
     }
@@ -365,7 +417,9 @@ pub unsafe extern "C" fn io_uring_setup_buf_ring(
 ) -> *mut io_uring_buf_ring {
     // SAFETY: forwarded contract.
     let result = match unsafe { ring_mut(ring) } {
-        Some(r) => guard(Err(super::PANICKED), || reg::setup_buf_ring(r, nentries, bgid, flags)),
+        Some(r) => guard(Err(super::PANICKED), || {
+            reg::setup_buf_ring(r, nentries, bgid, flags)
+        }),
         None => Err(-libc::EFAULT),
     };
     let (br, code) = match result {
@@ -418,7 +472,11 @@ pub unsafe extern "C" fn io_uring_register_sync_cancel(
 /// # Safety
 /// `ring` NULL or live.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_register_file_alloc_range(ring: *mut io_uring, off: c_uint, len: c_uint) -> c_int {
+pub unsafe extern "C" fn io_uring_register_file_alloc_range(
+    ring: *mut io_uring,
+    off: c_uint,
+    len: c_uint,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| reg::file_alloc_range(r, off, len)) }
 }

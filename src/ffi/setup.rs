@@ -12,8 +12,15 @@ use crate::sys::io_uring_params;
 /// # Safety
 /// `ring` must point to writable memory for a `struct io_uring`.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_queue_init(entries: c_uint, ring: *mut io_uring, flags: c_uint) -> c_int {
-    let mut p = io_uring_params { flags, ..Default::default() };
+pub unsafe extern "C" fn io_uring_queue_init(
+    entries: c_uint,
+    ring: *mut io_uring,
+    flags: c_uint,
+) -> c_int {
+    let mut p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, &mut p)) }
 }
@@ -29,7 +36,9 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
     p: *mut io_uring_params,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_mut() }) else { return -libc::EFAULT };
+    let Some(p) = (unsafe { p.as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, p)) }
 }
@@ -39,9 +48,15 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
 /// # Safety
 /// `p` must be the params io_uring_setup returned for `fd`; `ring` writable.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_queue_mmap(fd: c_int, p: *mut io_uring_params, ring: *mut io_uring) -> c_int {
+pub unsafe extern "C" fn io_uring_queue_mmap(
+    fd: c_int,
+    p: *mut io_uring_params,
+    ring: *mut io_uring,
+) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_ref() }) else { return -libc::EFAULT };
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| setup::queue_mmap(fd, p, r)) }
 }
@@ -71,7 +86,10 @@ pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut io_uring) -> c_int {
 /// Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
 #[no_mangle]
 pub extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
-    let p = io_uring_params { flags, ..Default::default() };
+    let p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
     guard(PANICKED as isize, || setup::mlock_size_params(entries, &p))
 }
 
@@ -80,8 +98,13 @@ pub extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> libc::s
 /// # Safety
 /// `p` must be NULL or a valid `struct io_uring_params`.
 #[no_mangle]
-pub unsafe extern "C" fn io_uring_mlock_size_params(entries: c_uint, p: *mut io_uring_params) -> libc::ssize_t {
+pub unsafe extern "C" fn io_uring_mlock_size_params(
+    entries: c_uint,
+    p: *mut io_uring_params,
+) -> libc::ssize_t {
     // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_ref() }) else { return -libc::EFAULT as isize };
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return -libc::EFAULT as isize;
+    };
     guard(PANICKED as isize, || setup::mlock_size_params(entries, p))
 }

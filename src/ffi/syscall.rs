@@ -35,7 +35,16 @@ pub unsafe extern "C" fn io_uring_enter(
     sig: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: the kernel validates the fd and copies the mask.
-    unsafe { sys::io_uring_enter2(fd, to_submit, min_complete, flags, sig.cast(), sys::NSIG_BYTES) }
+    unsafe {
+        sys::io_uring_enter2(
+            fd,
+            to_submit,
+            min_complete,
+            flags,
+            sig.cast(),
+            sys::NSIG_BYTES,
+        )
+    }
 }
 
 /// io_uring_enter(2) with an extended argument of `sz` bytes.
