@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs rsuring into a prefix as a drop-in liburing:
+#   PREFIX/lib/librsuring.so.<ver>  + liburing.so.2, liburing.so, librsuring.so links
+#   PREFIX/include/liburing.h, liburing/*.h, rsuring.h
+#   PREFIX/lib/pkgconfig/liburing.pc (and rsuring.pc)
+# Usage: scripts/install.sh [PREFIX]   (default /usr/local; builds if needed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+prefix=${1:-/usr/local}
+libdir=${LIBDIR:-$prefix/lib}
+incdir=$prefix/include
+
+[ -f target/release/librsuring.so ] || cargo build --release
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+api_minor=$(sed -n 's/^#define IO_URING_VERSION_MINOR[[:space:]]*\([0-9]*\).*/\1/p' include/liburing/io_uring_version.h)
+
+install -d "$libdir/pkgconfig" "$incdir/liburing"
+install -m 0755 target/release/librsuring.so "$libdir/librsuring.so.$version"
+ln -sf "librsuring.so.$version" "$libdir/liburing.so.2"
+ln -sf "liburing.so.2" "$libdir/liburing.so"
+ln -sf "librsuring.so.$version" "$libdir/librsuring.so"
+install -m 0644 target/release/librsuring.a "$libdir/librsuring.a"
+install -m 0644 include/liburing.h "$incdir/liburing.h"
+[ -f include/rsuring.h ] && install -m 0644 include/rsuring.h "$incdir/rsuring.h"
+install -m 0644 include/liburing/*.h "$incdir/liburing/"
+
+for name in liburing rsuring; do
+    cat > "$libdir/pkgconfig/$name.pc" <<PC
+prefix=$prefix
+libdir=$libdir
+includedir=$incdir
+
+Name: $name
+Description: rsuring, a liburing-compatible io_uring library (liburing 2.$api_minor API)
+Version: 2.$api_minor
+Libs: -L\${libdir} -luring
+Cflags: -I\${includedir}
+PC
+done
+echo "installed rsuring $version into $prefix"

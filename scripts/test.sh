@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The one test command (README "Test"): style, lints, the library, its Rust
+# and C tests, the layout check, the install check, and liburing's own test
+# suite run against rsuring. Exits non-zero if anything fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --all-targets --release -- -D warnings
+
+step "build librsuring.so (release)"
+cargo build --release
+
+step "cargo test (unit, header freshness, C tests, shared SQPOLL)"
+cargo test --release -- --test-threads=1
+
+step "struct layouts: Debian liburing-dev header vs ours"
+bash c_tests/layout/check.sh
+
+step "install into a temporary prefix and build through pkg-config"
+bash scripts/check-install.sh
+
+step "liburing 2.3 test suite linked to rsuring (Debian header, then ours)"
+bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers both
