@@ -84,11 +84,23 @@ declare -A EXCLUDED=(
 # may fail or time out; they count neither as passed nor as failed.  If one of
 # them passes it is reported as XPASS (and counted as passed).
 declare -A EXPECTED=(
-	[read-write]="fails with Debian's liburing 2.3 on kernel 6.18 too (baseline)"
-	[rsrc_tags]="fails with Debian's liburing 2.3 on kernel 6.18 too (baseline)"
-	[send_recv]="fails with Debian's liburing 2.3 on kernel 6.18 too (baseline)"
-	[io_uring_register]="hangs with Debian's liburing 2.3 on kernel 6.18 too (baseline)"
-	[multicqes_drain]="hangs with Debian's liburing 2.3 on kernel 6.18 too (baseline)"
+	[read-write]="fails with Debian's liburing 2.3 too: test_write_efbig, setrlimit(RLIMIT_FSIZE) gets EPERM here"
+	[rsrc_tags]="fails with Debian's liburing 2.3 too: test_buffers_update asserts ret == -EAGAIN"
+	[send_recv]="fails with Debian's liburing 2.3 too: test_invalid"
+	[io_uring_register]="hangs with Debian's liburing 2.3 too (after 'expected -9, got -22')"
+	[multicqes_drain]="hangs with Debian's liburing 2.3 too"
+)
+
+# Tests Debian's liburing.so.2 cannot link: liburing 2.3 declares
+# io_uring_enable_rings() and io_uring_register_restrictions() in its header
+# but forgot them in liburing.map (exported from 2.4 on, LIBURING_2.4).  In
+# --baseline they are linked statically against liburing.a built from the
+# same Debian source, so there is still a real-liburing reference for them;
+# in the rsuring modes (2.15 ABI) they link to rsuring like every other test.
+declare -A STATIC_IN_BASELINE=(
+	[defer-taskrun]="io_uring_enable_rings"
+	[register-restrictions]="io_uring_register_restrictions, io_uring_enable_rings"
+	[single-issuer]="io_uring_enable_rings"
 )
 
 # Fixed /tmp paths some 2.3 tests use (they normally unlink them; removed
@@ -273,6 +285,10 @@ prepare_lib_dir() {
 compile_one() {
 	local mode=$1 t=$2 d=$WORK/$1 src compiler flags
 	local log=$d/build/$t.log
+	local -a link=("${MODE_LINK[@]}")
+	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
+		link=("$SRC/src/liburing.a")
+	fi
 	rm -f "$d/build/$t.failed" "$d/bin/$t.t"
 	if [ -f "$SRC/test/$t.c" ]; then
 		src=$SRC/test/$t.c; compiler=${CC:-gcc}; flags=("${CFLAGS_T[@]}")
@@ -283,7 +299,7 @@ compile_one() {
 	fi
 	if ! "$compiler" "${CPPFLAGS_T[@]}" "${MODE_INC[@]}" "${flags[@]}" \
 		-MD -MF "$d/build/$t.d" -o "$d/bin/$t.t" "$src" "$d/build/helpers.o" \
-		"${MODE_LINK[@]}" -lpthread >"$log" 2>&1; then
+		"${link[@]}" -lpthread >"$log" 2>&1; then
 		echo "compile/link error" >"$d/build/$t.failed"; return
 	fi
 	check_binary "$mode" "$t" "$d/build/$t.d" "$d/bin/$t.t" >>"$log" 2>&1 ||
@@ -303,6 +319,10 @@ check_binary() {
 		return 1
 	fi
 	needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(liburing[^]]*\)\].*/\1/p')
+	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
+		[ -z "$needed" ] && return 0
+		echo "check: static baseline build still needs $needed"; return 1
+	fi
 	if [ "$needed" != liburing.so.2 ]; then
 		echo "check: NEEDED '${needed:-none}', expected liburing.so.2"; return 1
 	fi
@@ -325,6 +345,10 @@ build_mode() {
 		return
 	fi
 	log "[$mode] building ${#TESTS[@]} tests ($BUILD_JOBS jobs)"
+	if [ "$mode" = baseline ] &&
+		! make -s -C "$SRC/src" liburing.a >"$d/build/liburing.a.log" 2>&1; then
+		log "[$mode] building liburing.a failed, see $d/build/liburing.a.log"
+	fi
 	if ! ${CC:-gcc} "${CPPFLAGS_T[@]}" "${MODE_INC[@]}" "${CFLAGS_T[@]}" -c \
 		-o "$d/build/helpers.o" "$SRC/test/helpers.c" >"$d/build/helpers.log" 2>&1; then
 		log "[$mode] helpers.c failed to build:"; cat "$d/build/helpers.log" >&2
@@ -371,12 +395,15 @@ run_one() {
 	marker="compat-suite $mode: running test $t $$-$RANDOM:"
 	[ "$DO_KMSG" = 1 ] && echo "$marker" >/dev/kmsg 2>/dev/null
 	t0=$(date +%s.%N)
-	(cd "$scratch" && exec timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "$d/bin/$t.t") \
+	# No exec: if the test dies of a signal, this subshell reports it
+	# ("Aborted") into the log rather than on the console.
+	(cd "$scratch" && timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "$d/bin/$t.t"; exit $?) \
 		</dev/null >"$log" 2>&1
 	status=$?
 	t1=$(date +%s.%N)
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+	if [ "$status" -eq 124 ] ||
+		{ [ "$status" -eq 137 ] && awk -v s="$secs" -v t="$TIMEOUT" 'BEGIN { exit !(s >= t) }'; }; then
 		st=TIMEOUT
 	elif [ "$status" -eq 77 ]; then
 		st=SKIP
@@ -392,6 +419,9 @@ run_one() {
 		FAIL|TIMEOUT) st=XFAIL; note=" (expected: ${EXPECTED[$t]})" ;;
 		PASS) st=XPASS; note=" (listed as expected failure but passed)" ;;
 		esac
+	fi
+	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
+		note="$note (linked statically: Debian's liburing.so.2 lacks ${STATIC_IN_BASELINE[$t]})"
 	fi
 	rm -rf "$scratch"
 	echo "$t $st $status $secs" >"$d/results.d/$t"

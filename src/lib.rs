@@ -8,6 +8,7 @@ pub mod queue;
 pub mod register;
 pub mod ring;
 pub mod setup;
+pub mod sqpoll;
 pub mod sys;
 
 mod ffi;

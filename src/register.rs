@@ -265,6 +265,8 @@ pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
     if ring.ring_fd == -1 {
         return -libc::EBADF;
     }
+    // Without its fd the ring can no longer anchor its poller group.
+    crate::sqpoll::leave(ring);
     sys::close(ring.ring_fd);
     ring.ring_fd = -1;
     1

@@ -24,6 +24,9 @@ pub mod int_flags {
     pub const APP_MEM: u8 = 2;
     /// Completions need io_uring_enter even when the CQ looks empty (IOPOLL).
     pub const CQ_ENTER: u8 = 4;
+    /// The ring belongs to a shared per-CPU SQPOLL group (rsuring only;
+    /// liburing leaves this bit unused).
+    pub const SQPOLL_SHARED: u8 = 8;
     /// The bits that are passed through as io_uring_enter flags.
     pub const ENTER_MASK: u8 = REG_RING | NO_IOWAIT;
 }

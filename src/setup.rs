@@ -394,7 +394,7 @@ pub unsafe fn init_prefer_no_sqarray(
 /// `io_uring_queue_init_params`.
 pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
     // SAFETY: no application buffer is passed.
-    let ret = unsafe { init_prefer_no_sqarray(entries, ring, p, ptr::null_mut(), 0) };
+    let ret = unsafe { crate::sqpoll::init(entries, ring, p, ptr::null_mut(), 0) };
     ret.min(0)
 }
 
@@ -442,6 +442,7 @@ pub fn queue_exit(ring: &mut io_uring) {
     }
     // SAFETY: the application hands the ring back; nothing uses it after.
     unsafe { release_memory(ring) };
+    crate::sqpoll::leave(ring);
     if ring.int_flags & int_flags::REG_RING != 0 {
         crate::register::unregister_ring_fd(ring);
     }

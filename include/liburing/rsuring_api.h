@@ -14,6 +14,59 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Creates a ring with `entries` SQEs and setup `flags`.
+ *
+ * # Safety
+ * `ring` must point to writable memory for a `struct io_uring`.
+ */
+int io_uring_queue_init(unsigned int entries, struct io_uring *ring, unsigned int flags);
+
+/**
+ * Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
+ *
+ * # Safety
+ * `ring` and `p` must point to writable structs of their types.
+ */
+int io_uring_queue_init_params(unsigned int entries, struct io_uring *ring, struct io_uring_params *p);
+
+/**
+ * Maps the rings of an fd created with io_uring_setup(2).
+ *
+ * # Safety
+ * `p` must be the params io_uring_setup returned for `fd`; `ring` writable.
+ */
+int io_uring_queue_mmap(int fd, struct io_uring_params *p, struct io_uring *ring);
+
+/**
+ * Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
+ *
+ * # Safety
+ * `ring` must be NULL or a ring set up by this library, not in use elsewhere.
+ */
+void io_uring_queue_exit(struct io_uring *ring);
+
+/**
+ * Keeps the ring's mappings out of fork()ed children.
+ *
+ * # Safety
+ * `ring` must be NULL or a live ring.
+ */
+int io_uring_ring_dontfork(struct io_uring *ring);
+
+/**
+ * Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
+ */
+ssize_t io_uring_mlock_size(unsigned int entries, unsigned int flags);
+
+/**
+ * Locked memory a ring described by `p` needs (0 on 5.12+ kernels).
+ *
+ * # Safety
+ * `p` must be NULL or a valid `struct io_uring_params`.
+ */
+ssize_t io_uring_mlock_size_params(unsigned int entries, struct io_uring_params *p);
+
+/**
  * Submits the queued SQEs; returns how many were submitted.
  *
  * # Safety
@@ -363,59 +416,6 @@ int io_uring_register_restrictions(struct io_uring *ring, struct io_uring_restri
  * `ring` NULL or live.
  */
 int io_uring_enable_rings(struct io_uring *ring);
-
-/**
- * Creates a ring with `entries` SQEs and setup `flags`.
- *
- * # Safety
- * `ring` must point to writable memory for a `struct io_uring`.
- */
-int io_uring_queue_init(unsigned int entries, struct io_uring *ring, unsigned int flags);
-
-/**
- * Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
- *
- * # Safety
- * `ring` and `p` must point to writable structs of their types.
- */
-int io_uring_queue_init_params(unsigned int entries, struct io_uring *ring, struct io_uring_params *p);
-
-/**
- * Maps the rings of an fd created with io_uring_setup(2).
- *
- * # Safety
- * `p` must be the params io_uring_setup returned for `fd`; `ring` writable.
- */
-int io_uring_queue_mmap(int fd, struct io_uring_params *p, struct io_uring *ring);
-
-/**
- * Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
- *
- * # Safety
- * `ring` must be NULL or a ring set up by this library, not in use elsewhere.
- */
-void io_uring_queue_exit(struct io_uring *ring);
-
-/**
- * Keeps the ring's mappings out of fork()ed children.
- *
- * # Safety
- * `ring` must be NULL or a live ring.
- */
-int io_uring_ring_dontfork(struct io_uring *ring);
-
-/**
- * Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
- */
-ssize_t io_uring_mlock_size(unsigned int entries, unsigned int flags);
-
-/**
- * Locked memory a ring described by `p` needs (0 on 5.12+ kernels).
- *
- * # Safety
- * `p` must be NULL or a valid `struct io_uring_params`.
- */
-ssize_t io_uring_mlock_size_params(unsigned int entries, struct io_uring_params *p);
 
 /**
  * io_uring_setup(2); `-errno` on failure.

@@ -10,6 +10,7 @@ use crate::ring::io_uring;
 
 mod queue;
 mod register;
+mod rsuring;
 mod setup;
 mod syscall;
 

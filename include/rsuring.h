@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rsuring extensions to the liburing API.
+ *
+ * Include this instead of (or after) <liburing.h>. Everything in liburing.h
+ * keeps liburing's meaning; what follows exists only in rsuring.
+ */
+#ifndef RSURING_H
+#define RSURING_H
+
+#include <liburing.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Setup flag (library level, never passed to the kernel): together with
+ * IORING_SETUP_SQPOLL, the ring joins the process-wide shared SQ poller of
+ * its CPU — sq_thread_cpu when IORING_SETUP_SQ_AFF is set, otherwise the
+ * placement policy (RSURING_SQPOLL_CPUS, or one shared unbound poller).
+ * All rings of the process on that CPU share one kernel SQ thread.
+ * Without IORING_SETUP_SQPOLL, or with an offline CPU, setup fails with
+ * -EINVAL. Rings the application attaches itself (IORING_SETUP_ATTACH_WQ)
+ * are left alone.
+ */
+#define IORING_SETUP_SQPOLL_PERCPU	(1U << 31)
+
+/* The shared SQ poller a ring belongs to (rsuring_sqpoll_group). */
+struct rsuring_sqpoll_info {
+	int cpu;		/* CPU of the poller thread, -1 if unbound */
+	unsigned members;	/* live rings sharing it, this one included */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "liburing/rsuring_ext_api.h"
+
+#endif /* RSURING_H */
