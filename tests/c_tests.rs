@@ -1,0 +1,336 @@
+//! Drives the C scenario tests in `c_tests/*.c` against OUR library.
+//!
+//! Each C program is compiled with the system C compiler (found through the
+//! `cc` crate) against `include/liburing.h`, linked to
+//! `<target-dir>/<profile>/librsuring.so` and run with a timeout. The library's
+//! SONAME is `liburing.so.2`, so the programs are given an RPATH pointing at
+//! `<target-dir>/<profile>/c_tests_lib/`, which holds a `liburing.so.2`
+//! symlink to our library; `ldd` then has to confirm that the program really
+//! resolves `liburing.so.2` to our file and not to a system liburing.
+//!
+//! Exit status of a program: 0 = pass, 77 = skipped (kernel lacks the
+//! feature; reported, not a failure), anything else = failure. Failures show
+//! the program's stderr/stdout and the command line to reproduce.
+//!
+//! Programs in subdirectories of `c_tests/` are not ours and are not run.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+const EXIT_SKIP: i32 = 77;
+
+/// Paths shared by all tests, set up once per test process.
+struct Env {
+    repo: PathBuf,
+    /// `<target-dir>/<profile>/librsuring.so`, canonicalized.
+    lib: PathBuf,
+    /// Directory with the `liburing.so.2` symlink, used as RPATH.
+    lib_dir: PathBuf,
+    /// Where compiled programs and their output go.
+    bin_dir: PathBuf,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        // The test binary lives in <target-dir>/<profile>/deps/.
+        let exe = std::env::current_exe().expect("current_exe");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("test binary is not in <target-dir>/<profile>/deps/")
+            .to_path_buf();
+        // Cargo uplifts the cdylib from deps/ into the profile directory;
+        // use the uplifted copy unless the one in deps/ is newer.
+        let uplifted = profile_dir.join("librsuring.so");
+        let in_deps = profile_dir.join("deps").join("librsuring.so");
+        let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
+        let lib = match (mtime(&uplifted), mtime(&in_deps)) {
+            (Some(a), Some(b)) if b > a => in_deps,
+            (Some(_), _) => uplifted,
+            (None, Some(_)) => in_deps,
+            (None, None) => panic!(
+                "{} does not exist: the cdylib was not built for this profile \
+                 (run `cargo build` with the same profile first)",
+                uplifted.display()
+            ),
+        };
+        let lib = lib.canonicalize().expect("canonicalize librsuring.so");
+
+        let lib_dir = profile_dir.join("c_tests_lib");
+        let bin_dir = profile_dir.join("c_tests_bin");
+        fs::create_dir_all(&lib_dir).expect("create c_tests_lib");
+        fs::create_dir_all(&bin_dir).expect("create c_tests_bin");
+        for name in ["liburing.so.2", "liburing.so"] {
+            replace_symlink(&lib, &lib_dir.join(name));
+        }
+        Env {
+            repo,
+            lib,
+            lib_dir,
+            bin_dir,
+        }
+    })
+}
+
+/// Points `link` at `target`, replacing whatever is there; safe when several
+/// test processes race on it (symlink to a temp name, then rename over).
+fn replace_symlink(target: &Path, link: &Path) {
+    if fs::read_link(link).ok().as_deref() == Some(target) {
+        return;
+    }
+    let tmp = link.with_extension(format!("tmp{}", std::process::id()));
+    let _ = fs::remove_file(&tmp);
+    std::os::unix::fs::symlink(target, &tmp)
+        .unwrap_or_else(|e| panic!("symlink {}: {e}", tmp.display()));
+    fs::rename(&tmp, link).unwrap_or_else(|e| panic!("rename to {}: {e}", link.display()));
+}
+
+fn target_triple() -> String {
+    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
+}
+
+/// Compiles `c_tests/<name>.c` and returns the path of the binary.
+fn compile(name: &str) -> PathBuf {
+    let env = env();
+    let src = env.repo.join("c_tests").join(format!("{name}.c"));
+    assert!(src.is_file(), "{} does not exist", src.display());
+    let out = env.bin_dir.join(name);
+    let triple = target_triple();
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .opt_level(2)
+        .debug(true)
+        .host(&triple)
+        .target(&triple)
+        .try_get_compiler()
+        .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"));
+    let mut cmd = compiler.to_command();
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"])
+        .arg(format!("-I{}", env.repo.join("include").display()))
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        // Link our library by path: DT_NEEDED becomes its SONAME,
+        // liburing.so.2, which the RPATH below resolves to our file.
+        .arg(&env.lib)
+        .arg("-lpthread")
+        // DT_RPATH (not RUNPATH) so that LD_LIBRARY_PATH cannot override it.
+        .arg("-Wl,--disable-new-dtags")
+        .arg(format!("-Wl,-rpath,{}", env.lib_dir.display()));
+    // Debug of a Command lists the whole environment; show only argv.
+    let shown = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let output = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("running the C compiler ({shown}): {e}"));
+    if !output.status.success() {
+        panic!(
+            "c_test {name}: compilation failed ({})\ncommand: {shown}\n{}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    out
+}
+
+/// Asserts that the dynamic loader resolves liburing.so.2 of `bin` to our
+/// library (and not, say, /usr/lib/x86_64-linux-gnu/liburing.so.2).
+fn verify_linkage(name: &str, bin: &Path) {
+    let env = env();
+    let output = Command::new("ldd")
+        .arg(bin)
+        .output()
+        .unwrap_or_else(|e| panic!("running ldd: {e}"));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let resolved = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("liburing.so.2 => "))
+        .map(|rest| rest.split(" (").next().unwrap_or(rest).trim().to_string())
+        .collect::<Vec<_>>();
+    assert!(
+        resolved.len() == 1,
+        "c_test {name}: ldd does not show exactly one liburing.so.2:\n{text}"
+    );
+    let path = Path::new(&resolved[0])
+        .canonicalize()
+        .unwrap_or_else(|e| panic!("c_test {name}: ldd resolved {}: {e}\n{text}", resolved[0]));
+    assert_eq!(
+        path, env.lib,
+        "c_test {name}: liburing.so.2 resolves to {} instead of our library\n{text}",
+        path.display()
+    );
+    // Nothing else may provide liburing symbols (e.g. a system liburing).
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with("liburing") && !l.starts_with("liburing.so.2 => ") {
+            panic!("c_test {name}: unexpected liburing in ldd output: {l}\n{text}");
+        }
+    }
+}
+
+enum Outcome {
+    Exited(ExitStatus),
+    TimedOut,
+}
+
+/// Runs `bin` with a timeout; stdout/stderr go to files next to it.
+fn run(name: &str, bin: &Path) -> (Outcome, String, String) {
+    let env = env();
+    let out_path = env.bin_dir.join(format!("{name}.stdout"));
+    let err_path = env.bin_dir.join(format!("{name}.stderr"));
+    let stdout = fs::File::create(&out_path).expect("create stdout file");
+    let stderr = fs::File::create(&err_path).expect("create stderr file");
+    let mut child = Command::new(bin)
+        .current_dir(&env.bin_dir)
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap_or_else(|e| panic!("c_test {name}: spawn {}: {e}", bin.display()));
+    let start = Instant::now();
+    let outcome = loop {
+        match child.try_wait().expect("try_wait") {
+            Some(status) => break Outcome::Exited(status),
+            None if start.elapsed() > TIMEOUT => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Outcome::TimedOut;
+            }
+            None => std::thread::sleep(Duration::from_millis(5)),
+        }
+    };
+    let read = |p: &Path| {
+        let mut s = String::new();
+        if let Ok(mut f) = fs::File::open(p) {
+            let _ = f.read_to_string(&mut s);
+        }
+        s
+    };
+    (outcome, read(&out_path), read(&err_path))
+}
+
+fn run_c_test(name: &str) {
+    let bin = compile(name);
+    verify_linkage(name, &bin);
+    let start = Instant::now();
+    let (outcome, stdout, stderr) = run(name, &bin);
+    let took = start.elapsed();
+    let repro = format!(
+        "reproduce: cd {} && {}",
+        env().bin_dir.display(),
+        bin.display()
+    );
+    match outcome {
+        Outcome::Exited(status) if status.success() => {
+            println!("c_test {name} ... ok ({:.2}s)", took.as_secs_f64());
+            // Passing programs may leave notes (a sub-check the kernel
+            // could not do); show them.
+            for line in stderr.lines() {
+                println!("    {name}: {line}");
+            }
+        }
+        Outcome::Exited(status) if status.code() == Some(EXIT_SKIP) => {
+            println!(
+                "c_test {name} ... skipped: {}",
+                stderr.lines().last().unwrap_or("(no reason given)")
+            );
+        }
+        Outcome::Exited(status) => {
+            let how = match (status.code(), status.signal()) {
+                (Some(c), _) => format!("exit status {c}"),
+                (None, Some(s)) => format!("killed by signal {s}"),
+                _ => format!("{status}"),
+            };
+            println!("c_test {name} ... FAILED ({how})");
+            panic!(
+                "c_test {name} failed: {how}\n--- stderr ---\n{stderr}--- stdout ---\n{stdout}{repro}"
+            );
+        }
+        Outcome::TimedOut => {
+            println!("c_test {name} ... FAILED (timeout)");
+            panic!(
+                "c_test {name} timed out after {}s and was killed\n--- stderr ---\n{stderr}--- stdout ---\n{stdout}{repro}",
+                TIMEOUT.as_secs()
+            );
+        }
+    }
+}
+
+macro_rules! c_tests {
+    ($($name:ident),* $(,)?) => {
+        const C_TESTS: &[&str] = &[$(stringify!($name)),*];
+        $(
+            #[test]
+            fn $name() {
+                run_c_test(stringify!($name));
+            }
+        )*
+    };
+}
+
+c_tests! {
+    buf_ring,
+    buf_ring_setup,
+    cancel,
+    close_ring_fd,
+    cq_overflow,
+    eventfd,
+    fixed,
+    link,
+    nop,
+    peek_batch,
+    poll,
+    probe,
+    register_misc,
+    ring_fd,
+    rw,
+    setup,
+    setup_restrict,
+    socket,
+    sq_full,
+    sqpoll,
+    submit_wait,
+    timeout,
+    version,
+    wait_timeout,
+}
+
+/// Every `c_tests/*.c` must be listed above, so none is silently skipped
+/// (files in subdirectories of c_tests/ are not ours).
+#[test]
+fn all_c_files_are_listed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("c_tests");
+    let mut missing = Vec::new();
+    for entry in fs::read_dir(&dir).expect("read c_tests/") {
+        let path = entry.expect("dir entry").path();
+        if !path.is_file() || path.extension().and_then(|e| e.to_str()) != Some("c") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if !C_TESTS.contains(&stem.as_str()) {
+            missing.push(stem);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "c_tests/*.c not listed in tests/c_tests.rs: {missing:?}"
+    );
+    for name in C_TESTS {
+        assert!(
+            dir.join(format!("{name}.c")).is_file(),
+            "tests/c_tests.rs lists {name} but c_tests/{name}.c does not exist"
+        );
+    }
+}
