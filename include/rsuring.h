@@ -32,6 +32,24 @@ struct rsuring_sqpoll_info {
 	unsigned members;	/* live rings sharing it, this one included */
 };
 
+/*
+ * Per-ring statistics (rsuring_ring_stats). Counted only for rings with
+ * statistics on: every ring when RSURING_STATS=1 is set (each ring then
+ * prints its counters to stderr when it exits), or one ring after
+ * rsuring_stats_enable(). CQEs count when the application consumes them,
+ * whether through the library or the inline helpers; a reap batch is one
+ * advance of the CQ head as seen between library calls.
+ */
+struct rsuring_stats {
+	__u64 sqes_submitted;	/* SQEs the kernel accepted */
+	__u64 cqes_reaped;	/* CQEs consumed */
+	__u64 enters_submit;	/* io_uring_enter calls to submit only */
+	__u64 enters_wait;	/* ... to wait for or flush completions */
+	__u64 enters_wakeup;	/* ... to wake an idle SQ poll thread */
+	__u64 reap_batches;	/* CQ head advances seen */
+	__u64 reap_max;		/* largest single advance */
+};
+
 #ifdef __cplusplus
 }
 #endif

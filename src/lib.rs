@@ -9,6 +9,7 @@ pub mod register;
 pub mod ring;
 pub mod setup;
 pub mod sqpoll;
+pub mod stats;
 pub mod sys;
 
 mod ffi;

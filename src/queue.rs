@@ -29,6 +29,28 @@ struct GetData {
 }
 
 impl io_uring {
+    /// io_uring_enter on this ring (through its registered index when it has
+    /// one), counted in the statistics.
+    ///
+    /// # Safety
+    /// `arg`/`sz` must describe a valid sigmask or getevents argument.
+    #[inline(always)]
+    unsafe fn enter(
+        &mut self,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        // SAFETY: forwarded contract.
+        let ret = unsafe {
+            sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz)
+        };
+        self.stats_enter(flags, ret);
+        ret
+    }
+
     /// Hands out the next free SQE, or NULL when the SQ is full.
     #[inline]
     pub fn get_sqe(&mut self) -> *mut io_uring_sqe {
@@ -152,6 +174,7 @@ impl io_uring {
         let mut cqe;
         let mut looped = false;
         let mut err = 0;
+        self.stats_observe_cq();
         loop {
             let mut need_enter = false;
             let mut flags = self.enter_flags();
@@ -200,16 +223,7 @@ impl io_uring {
                 break;
             }
             // SAFETY: data.arg/sz describe a valid sigmask or getevents arg.
-            let ret = unsafe {
-                sys::io_uring_enter2(
-                    self.enter_ring_fd as u32,
-                    data.submit,
-                    data.wait_nr,
-                    flags,
-                    data.arg,
-                    data.sz,
-                )
-            };
+            let ret = unsafe { self.enter(data.submit, data.wait_nr, flags, data.arg, data.sz) };
             if ret < 0 {
                 if err == 0 {
                     err = ret;
@@ -279,6 +293,7 @@ impl io_uring {
 
     /// `io_uring_peek_batch_cqe`.
     pub fn peek_batch_cqe(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+        self.stats_observe_cq();
         let n = self.peek_batch_inner(cqes, count);
         if n != 0 || count == 0 || !self.cq_needs_flush() {
             return n;
@@ -392,6 +407,7 @@ impl io_uring {
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     #[inline]
     fn submit_inner(&mut self, submitted: u32, wait_nr: u32, getevents: bool) -> c_int {
+        self.stats_observe_cq();
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
         let mut flags = self.enter_flags();
         if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
@@ -399,17 +415,9 @@ impl io_uring {
                 flags |= IORING_ENTER_GETEVENTS;
             }
             // SAFETY: no argument is passed.
-            unsafe {
-                sys::io_uring_enter2(
-                    self.enter_ring_fd as u32,
-                    submitted,
-                    wait_nr,
-                    flags,
-                    ptr::null(),
-                    NSIG_BYTES,
-                )
-            }
+            unsafe { self.enter(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
         } else {
+            self.stats_submitted_without_enter(submitted);
             submitted as c_int
         }
     }
@@ -441,5 +449,59 @@ impl io_uring {
                 NSIG_BYTES,
             )
         }
+    }
+
+    /// `rsuring_wait_batch_cqe`: at most one io_uring_enter, waiting until
+    /// `min` CQEs are ready or `ts` passes, then up to `max` CQE pointers
+    /// in `cqes`, head untouched (the caller advances once for the batch).
+    /// Returns the count; `-ETIME` (or `-EINTR`, ...) only when none is ready.
+    pub fn wait_batch_cqe(
+        &mut self,
+        cqes: *mut *mut io_uring_cqe,
+        max: u32,
+        min: u32,
+        ts: *const __kernel_timespec,
+    ) -> c_int {
+        if max == 0 || min > max || max > i32::MAX as u32 {
+            return -libc::EINVAL;
+        }
+        self.stats_observe_cq();
+        let n = self.peek_batch_inner(cqes, max);
+        if n >= min && !(n == 0 && self.cq_needs_enter()) {
+            return n as c_int;
+        }
+        let mut flags = IORING_ENTER_GETEVENTS | self.enter_flags();
+        let arg = io_uring_getevents_arg {
+            sigmask: 0,
+            sigmask_sz: NSIG_BYTES as u32,
+            min_wait_usec: 0,
+            ts: ts as u64,
+        };
+        let ret = if ts.is_null() {
+            // SAFETY: no argument is passed.
+            unsafe { self.enter(0, min, flags, ptr::null(), NSIG_BYTES) }
+        } else {
+            if self.features & IORING_FEAT_EXT_ARG == 0 {
+                // A timeout would need an extra internal SQE and enter.
+                return -libc::EINVAL;
+            }
+            flags |= IORING_ENTER_EXT_ARG;
+            let sz = core::mem::size_of::<io_uring_getevents_arg>();
+            // SAFETY: `arg` is a valid getevents argument for the call.
+            unsafe {
+                self.enter(
+                    0,
+                    min,
+                    flags,
+                    (&arg as *const io_uring_getevents_arg).cast(),
+                    sz,
+                )
+            }
+        };
+        let n = self.peek_batch_inner(cqes, max);
+        if n == 0 && ret < 0 {
+            return ret;
+        }
+        n as c_int
     }
 }

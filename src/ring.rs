@@ -68,7 +68,9 @@ pub struct io_uring_cq {
     pub ring_ptr: *mut c_void,
     pub ring_mask: u32,
     pub ring_entries: u32,
-    pub pad: [u32; 2],
+    /// liburing's `unsigned pad[2]`: rsuring keeps its statistics pointer
+    /// here (NULL unless statistics are on). Nothing else reads these bytes.
+    pub ext: *mut crate::stats::RingExt,
 }
 
 /// `struct io_uring`.
@@ -92,6 +94,7 @@ const _: () = {
     assert!(core::mem::size_of::<io_uring>() == 216);
     assert!(core::mem::offset_of!(io_uring, flags) == 192);
     assert!(core::mem::offset_of!(io_uring, int_flags) == 208);
+    assert!(core::mem::offset_of!(io_uring_cq, ext) == 80);
 };
 
 /// Reads a kernel-shared ring index with the given ordering.

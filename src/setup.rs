@@ -363,6 +363,9 @@ pub unsafe fn init_with_params(
     if p.flags & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL) == IORING_SETUP_IOPOLL {
         ring.int_flags |= int_flags::CQ_ENTER;
     }
+    if crate::stats::enabled_by_env() {
+        ring.enable_stats();
+    }
     used as c_int
 }
 
@@ -398,6 +401,36 @@ pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_par
     ret.min(0)
 }
 
+/// `rsuring_queue_init_batched`: the best kernel-side completion batching
+/// the kernel offers, without SQPOLL.
+pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_int {
+    use crate::sys::{
+        IORING_SETUP_COOP_TASKRUN, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_SINGLE_ISSUER,
+        IORING_SETUP_TASKRUN_FLAG,
+    };
+    let tries: &[u32] = if flags & IORING_SETUP_SQPOLL != 0 {
+        &[0]
+    } else {
+        &[
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+            IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+            0,
+        ]
+    };
+    let mut ret = -libc::EINVAL;
+    for extra in tries {
+        let mut p = io_uring_params {
+            flags: flags | extra,
+            ..Default::default()
+        };
+        ret = queue_init_params(entries, ring, &mut p);
+        if ret != -libc::EINVAL {
+            break;
+        }
+    }
+    ret
+}
+
 /// `io_uring_queue_mmap`: maps the rings of an fd the caller set up itself.
 ///
 /// # Safety
@@ -411,6 +444,9 @@ pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) ->
         ring.features = p.features;
         ring.ring_fd = fd;
         ring.enter_ring_fd = fd;
+        if crate::stats::enabled_by_env() {
+            ring.enable_stats();
+        }
     } else {
         *ring = io_uring::zeroed();
     }
@@ -440,6 +476,7 @@ pub fn queue_exit(ring: &mut io_uring) {
     if ring.sq.ring_ptr.is_null() && ring.sq.sqes.is_null() {
         return;
     }
+    ring.release_ext();
     // SAFETY: the application hands the ring back; nothing uses it after.
     unsafe { release_memory(ring) };
     crate::sqpoll::leave(ring);

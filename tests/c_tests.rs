@@ -167,7 +167,8 @@ fn verify_linkage(name: &str, bin: &Path) {
         .canonicalize()
         .unwrap_or_else(|e| panic!("c_test {name}: ldd resolved {}: {e}\n{text}", resolved[0]));
     assert_eq!(
-        path, env.lib,
+        path,
+        env.lib,
         "c_test {name}: liburing.so.2 resolves to {} instead of our library\n{text}",
         path.display()
     );

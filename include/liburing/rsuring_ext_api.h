@@ -22,6 +22,50 @@ extern "C" {
  */
 int rsuring_sqpoll_group(struct io_uring *ring, struct rsuring_sqpoll_info *info);
 
+/**
+ * Waits (one io_uring_enter at most) until at least `min` CQEs are ready
+ * or `ts` passes, then stores up to `max` CQE pointers in `cqes` without
+ * consuming them; the caller calls io_uring_cq_advance(ring, n) once.
+ * Returns the count, `-ETIME` when the timeout passed with nothing ready,
+ * or `-errno` (`-EINVAL` for max 0, min > max, or a timeout on a kernel
+ * without IORING_FEAT_EXT_ARG).
+ *
+ * # Safety
+ * `ring` NULL or a live ring; `cqes` room for `max` pointers; `ts` NULL or valid.
+ */
+int rsuring_wait_batch_cqe(struct io_uring *ring, struct io_uring_cqe **cqes, unsigned int max, unsigned int min, struct __kernel_timespec *ts);
+
+/**
+ * Turns per-ring statistics on (they are on for every ring with
+ * RSURING_STATS=1). Returns 0, or `-EFAULT` for NULL.
+ *
+ * # Safety
+ * `ring` NULL or a live ring.
+ */
+int rsuring_stats_enable(struct io_uring *ring);
+
+/**
+ * Copies the ring's statistics into `*out`: 0, or `-ENOENT` when
+ * statistics are off for this ring, `-EFAULT` for NULL.
+ *
+ * # Safety
+ * `ring` NULL or a live ring; `out` NULL or writable.
+ */
+int rsuring_ring_stats(struct io_uring *ring, struct rsuring_stats *out);
+
+/**
+ * Creates a ring whose completions are run in one batch when the owner
+ * reaps: IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN (only the
+ * creating thread may submit and wait), falling back to
+ * IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG and then to `flags`
+ * alone on kernels without them. SQPOLL rings keep `flags` (their poll
+ * thread already runs completions in batches). Returns 0 or `-errno`.
+ *
+ * # Safety
+ * `ring` must point to writable memory for a `struct io_uring`.
+ */
+int rsuring_queue_init_batched(unsigned int entries, struct io_uring *ring, unsigned int flags);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

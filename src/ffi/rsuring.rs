@@ -5,6 +5,8 @@ use core::ffi::{c_int, c_uint};
 use super::with_ring;
 use crate::ring::io_uring;
 use crate::sqpoll;
+use crate::stats::rsuring_stats;
+use crate::sys::{__kernel_timespec, io_uring_cqe};
 
 /// `struct rsuring_sqpoll_info`: the shared SQ poller a ring belongs to.
 #[repr(C)]
@@ -39,6 +41,92 @@ pub unsafe extern "C" fn rsuring_sqpoll_group(
                 0
             }
             None => -libc::ENOENT,
+        })
+    }
+}
+
+/// Waits (one io_uring_enter at most) until at least `min` CQEs are ready
+/// or `ts` passes, then stores up to `max` CQE pointers in `cqes` without
+/// consuming them; the caller calls io_uring_cq_advance(ring, n) once.
+/// Returns the count, `-ETIME` when the timeout passed with nothing ready,
+/// or `-errno` (`-EINVAL` for max 0, min > max, or a timeout on a kernel
+/// without IORING_FEAT_EXT_ARG).
+///
+/// # Safety
+/// `ring` NULL or a live ring; `cqes` room for `max` pointers; `ts` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn rsuring_wait_batch_cqe(
+    ring: *mut io_uring,
+    cqes: *mut *mut io_uring_cqe,
+    max: c_uint,
+    min: c_uint,
+    ts: *mut __kernel_timespec,
+) -> c_int {
+    if cqes.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.wait_batch_cqe(cqes, max, min, ts)) }
+}
+
+/// Turns per-ring statistics on (they are on for every ring with
+/// RSURING_STATS=1). Returns 0, or `-EFAULT` for NULL.
+///
+/// # Safety
+/// `ring` NULL or a live ring.
+#[no_mangle]
+pub unsafe extern "C" fn rsuring_stats_enable(ring: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| {
+            r.enable_stats();
+            0
+        })
+    }
+}
+
+/// Copies the ring's statistics into `*out`: 0, or `-ENOENT` when
+/// statistics are off for this ring, `-EFAULT` for NULL.
+///
+/// # Safety
+/// `ring` NULL or a live ring; `out` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn rsuring_ring_stats(ring: *mut io_uring, out: *mut rsuring_stats) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { out.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| match r.stats() {
+            Some(s) => {
+                *out = s;
+                0
+            }
+            None => -libc::ENOENT,
+        })
+    }
+}
+
+/// Creates a ring whose completions are run in one batch when the owner
+/// reaps: IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN (only the
+/// creating thread may submit and wait), falling back to
+/// IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG and then to `flags`
+/// alone on kernels without them. SQPOLL rings keep `flags` (their poll
+/// thread already runs completions in batches). Returns 0 or `-errno`.
+///
+/// # Safety
+/// `ring` must point to writable memory for a `struct io_uring`.
+#[no_mangle]
+pub unsafe extern "C" fn rsuring_queue_init_batched(
+    entries: c_uint,
+    ring: *mut io_uring,
+    flags: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| {
+            crate::setup::queue_init_batched(entries, r, flags)
         })
     }
 }
