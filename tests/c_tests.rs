@@ -12,6 +12,15 @@
 //! feature; reported, not a failure), anything else = failure. Failures show
 //! the program's stderr/stdout and the command line to reproduce.
 //!
+//! The programs that need nothing newer than liburing 2.3 are also built
+//! against the system's `/usr/include/liburing.h` (Debian's liburing 2.3) and
+//! run against our library (`system_header::*` tests): binaries built with an
+//! older liburing header must keep working (skipped when that header is
+//! absent).
+//!
+//! The environment is passed through, so e.g. `RSURING_SQPOLL_PERCPU=1 cargo
+//! test --test c_tests` runs the programs under that mode.
+//!
 //! Programs in subdirectories of `c_tests/` are not ours and are not run.
 
 use std::fs;
@@ -97,12 +106,32 @@ fn target_triple() -> String {
     format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
 }
 
+/// Which liburing.h a program is compiled against.
+#[derive(Clone, Copy, PartialEq)]
+enum Header {
+    /// Ours: `<repo>/include/liburing.h`.
+    Ours,
+    /// The system's (e.g. Debian's liburing 2.3 `/usr/include/liburing.h`):
+    /// checks that binaries built against another liburing header work
+    /// unchanged with our library (struct layouts, inline helpers).
+    System,
+}
+
+const SYSTEM_HEADER: &str = "/usr/include/liburing.h";
+
+fn bin_name(name: &str, header: Header) -> String {
+    match header {
+        Header::Ours => name.to_string(),
+        Header::System => format!("{name}.sysheader"),
+    }
+}
+
 /// Compiles `c_tests/<name>.c` and returns the path of the binary.
-fn compile(name: &str) -> PathBuf {
+fn compile(name: &str, header: Header) -> PathBuf {
     let env = env();
     let src = env.repo.join("c_tests").join(format!("{name}.c"));
     assert!(src.is_file(), "{} does not exist", src.display());
-    let out = env.bin_dir.join(name);
+    let out = env.bin_dir.join(bin_name(name, header));
     let triple = target_triple();
     let compiler = cc::Build::new()
         .cargo_metadata(false)
@@ -113,9 +142,11 @@ fn compile(name: &str) -> PathBuf {
         .try_get_compiler()
         .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"));
     let mut cmd = compiler.to_command();
-    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"])
-        .arg(format!("-I{}", env.repo.join("include").display()))
-        .arg("-o")
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"]);
+    if header == Header::Ours {
+        cmd.arg(format!("-I{}", env.repo.join("include").display()));
+    }
+    cmd.arg("-o")
         .arg(&out)
         .arg(&src)
         // Link our library by path: DT_NEEDED becomes its SONAME,
@@ -136,7 +167,8 @@ fn compile(name: &str) -> PathBuf {
         .unwrap_or_else(|e| panic!("running the C compiler ({shown}): {e}"));
     if !output.status.success() {
         panic!(
-            "c_test {name}: compilation failed ({})\ncommand: {shown}\n{}{}",
+            "c_test {}: compilation failed ({})\ncommand: {shown}\n{}{}",
+            bin_name(name, header),
             output.status,
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
@@ -223,7 +255,21 @@ fn run(name: &str, bin: &Path) -> (Outcome, String, String) {
 }
 
 fn run_c_test(name: &str) {
-    let bin = compile(name);
+    run_c_test_with(name, Header::Ours);
+}
+
+fn run_c_test_system_header(name: &str) {
+    if !Path::new(SYSTEM_HEADER).is_file() {
+        println!("c_test {name} (system header) ... skipped: no {SYSTEM_HEADER}");
+        return;
+    }
+    run_c_test_with(name, Header::System);
+}
+
+fn run_c_test_with(test: &str, header: Header) {
+    let name_owned = bin_name(test, header);
+    let name = name_owned.as_str();
+    let bin = compile(test, header);
     verify_linkage(name, &bin);
     let start = Instant::now();
     let (outcome, stdout, stderr) = run(name, &bin);
@@ -308,6 +354,49 @@ c_tests! {
     wait_timeout,
 }
 
+/// The same programs compiled against the system's liburing.h (Debian's
+/// liburing 2.3 here) and linked to our library: binaries built against an
+/// older liburing header must work unchanged. Only programs that use no API
+/// newer than liburing 2.3 are listed.
+mod system_header {
+    use super::run_c_test_system_header;
+
+    macro_rules! system_header_c_tests {
+        ($($name:ident),* $(,)?) => {
+            pub(super) const LISTED: &[&str] = &[$(stringify!($name)),*];
+            $(
+                #[test]
+                fn $name() {
+                    run_c_test_system_header(stringify!($name));
+                }
+            )*
+        };
+    }
+
+    system_header_c_tests! {
+        buf_ring,
+        cancel,
+        cq_overflow,
+        eventfd,
+        fixed,
+        link,
+        nop,
+        peek_batch,
+        poll,
+        probe,
+        register_misc,
+        ring_fd,
+        rw,
+        setup,
+        socket,
+        sq_full,
+        sqpoll,
+        submit_wait,
+        timeout,
+        wait_timeout,
+    }
+}
+
 /// Every `c_tests/*.c` must be listed above, so none is silently skipped
 /// (files in subdirectories of c_tests/ are not ours).
 #[test]
@@ -328,6 +417,12 @@ fn all_c_files_are_listed() {
         missing.is_empty(),
         "c_tests/*.c not listed in tests/c_tests.rs: {missing:?}"
     );
+    for name in system_header::LISTED {
+        assert!(
+            C_TESTS.contains(name),
+            "system_header lists {name}, which is not in C_TESTS"
+        );
+    }
     for name in C_TESTS {
         assert!(
             dir.join(format!("{name}.c")).is_file(),
