@@ -10,7 +10,9 @@
  *  - after sleeping past the idle time NEED_WAKEUP becomes set, and
  *    io_uring_submit still works (the library must wake the thread) and the
  *    completion arrives via io_uring_wait_cqe;
- *  - reads through SQPOLL with a regular (non-fixed) file.
+ *  - reads through SQPOLL with a regular (non-fixed) file;
+ *  - a full SQ submitted while the poller sleeps: io_uring_sqring_wait
+ *    returns once the poller has made room, then get_sqe works again.
  */
 #include "test_helpers.h"
 #include <dirent.h>
@@ -293,6 +295,35 @@ int main(void)
 		CHECK_EQ(cqe->res, 1024);
 		io_uring_cqe_seen(&ring, cqe);
 		CHECK_EQ(t_verify(buf, 1024, 100, 17), -1);
+	}
+
+	T_STEP("full SQ while idle: submit wakes, sqring_wait makes room");
+	t_msleep(IDLE_MS * 2);
+	CHECK(need_wakeup());
+	{
+		unsigned i, entries = ring.sq.ring_entries;
+
+		for (i = 0; i < entries; i++) {
+			sqe = t_get_sqe(&ring);
+			io_uring_prep_nop(sqe);
+			sqe->user_data = 200 + i;
+		}
+		CHECK(io_uring_get_sqe(&ring) == NULL);
+		ret = io_uring_submit(&ring);
+		CHECK_MSG(ret >= 0 && ret <= (int)entries, "submit of full SQ: %d", ret);
+		ret = io_uring_sqring_wait(&ring);
+		CHECK_MSG(ret >= 0, "io_uring_sqring_wait: %d (%s)", ret, strerror(-ret));
+		sqe = io_uring_get_sqe(&ring);
+		CHECK_MSG(sqe != NULL, "no SQE after io_uring_sqring_wait");
+		io_uring_prep_nop(sqe);
+		sqe->user_data = 200 + entries;
+		CHECK_GE(io_uring_submit(&ring), 0);
+		for (i = 0; i <= entries; i++) {
+			cqe = t_wait_cqe(&ring);
+			CHECK_EQ(cqe->user_data, 200 + i);
+			CHECK_EQ(cqe->res, 0);
+			io_uring_cqe_seen(&ring, cqe);
+		}
 	}
 
 	T_STEP("submit_and_wait on SQPOLL");
