@@ -1,0 +1,158 @@
+//! The shared library's ABI: exactly liburing's symbols with liburing's
+//! version nodes (plus rsuring's own node), no Rust symbol leaking, and an
+//! unmodified binary built against Debian's liburing running on rsuring
+//! through LD_PRELOAD and through LD_LIBRARY_PATH.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `<target-dir>/<profile>/librsuring.so`, which the README test command builds first.
+fn library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let lib = exe
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("librsuring.so");
+    assert!(
+        lib.exists(),
+        "{} missing: run `cargo build --release` first",
+        lib.display()
+    );
+    lib.canonicalize().unwrap()
+}
+
+/// (version node, symbol) pairs that liburing.map declares.
+fn declared() -> BTreeSet<(String, String)> {
+    let map = std::fs::read_to_string(repo().join("liburing.map")).unwrap();
+    let mut out = BTreeSet::new();
+    let mut node = String::new();
+    for raw in map.lines() {
+        let line = raw.trim();
+        if line.starts_with("/*") || line.starts_with('*') || line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_suffix('{').map(str::trim) {
+            node = name.to_string();
+        } else if let Some(sym) = line.strip_suffix(';') {
+            let sym = sym.trim();
+            if !sym.is_empty() && !sym.contains(':') && sym != "*" && !sym.starts_with('}') {
+                out.insert((node.clone(), sym.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// (version, symbol) pairs the library defines, from `objdump -T`.
+fn exported(lib: &Path) -> BTreeSet<(String, String)> {
+    let out = Command::new("objdump")
+        .arg("-T")
+        .arg(lib)
+        .output()
+        .expect("objdump");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(" g ") && l.contains(" DF ") && !l.contains("*UND*"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[f.len() - 2].to_string(), f[f.len() - 1].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn exports_exactly_the_declared_versioned_symbols() {
+    let lib = library();
+    let declared = declared();
+    let exported = exported(&lib);
+    assert!(
+        declared.len() >= 59,
+        "liburing.map parsed too few symbols: {declared:?}"
+    );
+    let missing: Vec<_> = declared.difference(&exported).collect();
+    let extra: Vec<_> = exported.difference(&declared).collect();
+    assert!(
+        missing.is_empty(),
+        "declared but not exported (or wrong version): {missing:?}"
+    );
+    assert!(
+        extra.is_empty(),
+        "exported but not declared (leak?): {extra:?}"
+    );
+    let soname = Command::new("readelf")
+        .arg("-d")
+        .arg(&lib)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&soname.stdout).contains("Library soname: [liburing.so.2]"));
+}
+
+#[test]
+fn debian_built_binary_runs_on_rsuring() {
+    if !Path::new("/usr/include/liburing.h").exists() {
+        eprintln!("skipped: Debian's liburing-dev is not installed");
+        return;
+    }
+    let lib = library();
+    let dir = lib.parent().unwrap().join("abi_test");
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("which_lib");
+    let link = dir.join("liburing.so.2");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&lib, &link).unwrap();
+
+    let mut cc = cc::Build::new()
+        .cargo_metadata(false)
+        .opt_level(2)
+        .host("x86_64-unknown-linux-gnu")
+        .target("x86_64-unknown-linux-gnu")
+        .warnings(false)
+        .get_compiler()
+        .to_command();
+    let status = cc
+        .args(["-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&bin)
+        .arg(repo().join("c_tests/abi/which_lib.c"))
+        .args(["-luring", "-ldl"])
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "building which_lib against Debian's liburing failed"
+    );
+
+    let run = |env: &[(&str, &Path)]| {
+        let mut cmd = Command::new(&bin);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "which_lib failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let ours = |report: &str, how: &str| {
+        for line in report.lines() {
+            let path = line.split_once('=').unwrap().1;
+            let real = std::fs::canonicalize(path).unwrap_or_default();
+            assert_eq!(real, lib, "{how}: {line} is not rsuring");
+        }
+    };
+    let plain = run(&[]);
+    assert!(
+        !plain.contains(lib.to_str().unwrap()),
+        "without substitution the binary should use Debian's liburing"
+    );
+    ours(&run(&[("LD_PRELOAD", &lib)]), "LD_PRELOAD");
+    ours(&run(&[("LD_LIBRARY_PATH", &dir)]), "LD_LIBRARY_PATH");
+}
