@@ -1549,14 +1549,15 @@ IOURINGINLINE void io_uring_prep_pipe_direct(struct io_uring_sqe *sqe,
  * The kernel's SQ head.  With SQPOLL a kernel thread advances it
  * concurrently, so it is loaded with acquire: once we see an entry
  * consumed, the kernel is done reading it and it may be reused.
- * Otherwise it only moves inside our own io_uring_enter() calls.
+ * Otherwise it only moves inside our own io_uring_enter() calls and a
+ * single untorn load (as cheap as a plain one) is enough.
  */
 IOURINGINLINE unsigned io_uring_load_sq_head(const struct io_uring *ring)
 	LIBURING_NOEXCEPT
 {
 	if (ring->flags & IORING_SETUP_SQPOLL)
 		return io_uring_smp_load_acquire(ring->sq.khead);
-	return *ring->sq.khead;
+	return IO_URING_READ_ONCE(*ring->sq.khead);
 }
 
 /* SQEs handed out but not yet consumed by the kernel. */
