@@ -30,7 +30,7 @@ struct GetData {
 
 impl io_uring {
     /// io_uring_enter on this ring (through its registered index when it has
-    /// one), counted in the statistics.
+    /// one, adding the ring's own enter flags), counted in the statistics.
     ///
     /// # Safety
     /// `arg`/`sz` must describe a valid sigmask or getevents argument.
@@ -43,10 +43,10 @@ impl io_uring {
         arg: *const c_void,
         sz: usize,
     ) -> c_int {
+        let (fd, ring_flags) = self.enter_target();
+        let flags = flags | ring_flags;
         // SAFETY: forwarded contract.
-        let ret = unsafe {
-            sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz)
-        };
+        let ret = unsafe { sys::io_uring_enter2(fd, submit, wait_nr, flags, arg, sz) };
         self.stats_enter(flags, ret);
         ret
     }
@@ -177,7 +177,7 @@ impl io_uring {
         self.stats_observe_cq();
         loop {
             let mut need_enter = false;
-            let mut flags = self.enter_flags();
+            let mut flags = 0;
             let (ret, c, nr_available) = self.peek_cqe();
             cqe = c;
             if ret != 0 {
@@ -264,18 +264,10 @@ impl io_uring {
 
     /// `io_uring_get_events`: flush overflowed completions and run task work.
     pub fn get_events(&mut self) -> c_int {
-        let flags = IORING_ENTER_GETEVENTS | self.enter_flags();
+        self.stats_observe_cq();
+        let flags = IORING_ENTER_GETEVENTS;
         // SAFETY: no argument is passed.
-        unsafe {
-            sys::io_uring_enter2(
-                self.enter_ring_fd as u32,
-                0,
-                0,
-                flags,
-                ptr::null(),
-                NSIG_BYTES,
-            )
-        }
+        unsafe { self.enter(0, 0, flags, ptr::null(), NSIG_BYTES) }
     }
 
     /// Fills `cqes` with up to `count` ready CQEs without consuming them.
@@ -409,7 +401,7 @@ impl io_uring {
     fn submit_inner(&mut self, submitted: u32, wait_nr: u32, getevents: bool) -> c_int {
         self.stats_observe_cq();
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
-        let mut flags = self.enter_flags();
+        let mut flags = 0;
         if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
             if cq_needs_enter {
                 flags |= IORING_ENTER_GETEVENTS;
@@ -437,18 +429,9 @@ impl io_uring {
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.
     pub fn sqring_wait(&mut self) -> c_int {
-        let flags = IORING_ENTER_SQ_WAIT | self.enter_flags();
+        let flags = IORING_ENTER_SQ_WAIT;
         // SAFETY: no argument is passed.
-        unsafe {
-            sys::io_uring_enter2(
-                self.enter_ring_fd as u32,
-                0,
-                0,
-                flags,
-                ptr::null(),
-                NSIG_BYTES,
-            )
-        }
+        unsafe { self.enter(0, 0, flags, ptr::null(), NSIG_BYTES) }
     }
 
     /// `rsuring_wait_batch_cqe`: at most one io_uring_enter, waiting until
@@ -470,7 +453,7 @@ impl io_uring {
         if n >= min && !(n == 0 && self.cq_needs_enter()) {
             return n as c_int;
         }
-        let mut flags = IORING_ENTER_GETEVENTS | self.enter_flags();
+        let mut flags = IORING_ENTER_GETEVENTS;
         let arg = io_uring_getevents_arg {
             sigmask: 0,
             sigmask_sz: NSIG_BYTES as u32,

@@ -201,6 +201,22 @@ pub unsafe fn files_update(ring: &io_uring, off: u32, files: *const c_int, nr: u
 /// `io_uring_register_ring_fd`: lets io_uring_enter use a registered index
 /// instead of an fd (saves the fd table lookup on every call).
 pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
+    if ring.int_flags & int_flags::AUTO_REG != 0 {
+        if ring.on_owner_thread() {
+            // Registered already by the library in this thread: from now on
+            // it is the application's registration, as if this call made it.
+            ring.int_flags &= !int_flags::AUTO_REG;
+            if ring.features & IORING_FEAT_REG_REG_RING != 0 {
+                ring.int_flags |= int_flags::REG_REG_RING;
+            }
+            return 1;
+        }
+        // Another thread: registrations are per thread, so make the one the
+        // application asked for here. (The library's stays with its owner
+        // thread until that thread exits.)
+        ring.int_flags &= !(int_flags::AUTO_REG | int_flags::REG_RING);
+        ring.enter_ring_fd = ring.ring_fd;
+    }
     if ring.int_flags & int_flags::REG_RING != 0 {
         return -libc::EEXIST;
     }
@@ -230,9 +246,15 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
 
 /// `io_uring_unregister_ring_fd`.
 pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.int_flags & int_flags::REG_RING == 0 {
+    if ring.int_flags & int_flags::REG_RING == 0 || ring.int_flags & int_flags::AUTO_REG != 0 {
+        // Never registered, as far as the application knows.
         return -libc::EINVAL;
     }
+    release_ring_fd(ring)
+}
+
+/// Drops the ring fd registration, whoever made it.
+fn release_ring_fd(ring: &mut io_uring) -> c_int {
     let up = io_uring_rsrc_update {
         offset: ring.enter_ring_fd as u32,
         resv: 0,
@@ -249,9 +271,43 @@ pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
     };
     if ret == 1 {
         ring.enter_ring_fd = ring.ring_fd;
-        ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
+        ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING | int_flags::AUTO_REG);
     }
     ret
+}
+
+/// Registers the fd of a DEFER_TASKRUN ring on the application's behalf.
+///
+/// Registered ring fds belong to the registering thread, so this is only
+/// invisible where the kernel already ties the ring to one task: with
+/// DEFER_TASKRUN only the creator may wait on (and, being SINGLE_ISSUER,
+/// submit to) the ring. Each io_uring_enter then skips the fd-table lookup
+/// (and, in multi-threaded processes, a reference count round trip).
+/// Failure (table full, old kernel) is silent: the ring keeps using its fd.
+pub fn auto_register_ring_fd(ring: &mut io_uring) {
+    if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
+        return;
+    }
+    if register_ring_fd(ring) == 1 {
+        ring.int_flags |= int_flags::AUTO_REG;
+        // io_uring_register may be called from any thread; keep it on the fd.
+        ring.int_flags &= !int_flags::REG_REG_RING;
+        ring.set_owner_thread();
+    }
+}
+
+/// Drops the ring fd registration at teardown. A registration the library
+/// made is only dropped from the thread that made it: from any other thread
+/// the same index names that thread's own registrations. (The kernel drops
+/// it when the owner thread exits.)
+pub fn release_ring_fd_at_exit(ring: &mut io_uring) {
+    if ring.int_flags & int_flags::REG_RING == 0 {
+        return;
+    }
+    if ring.int_flags & int_flags::AUTO_REG != 0 && !ring.on_owner_thread() {
+        return;
+    }
+    release_ring_fd(ring);
 }
 
 /// `io_uring_close_ring_fd`: keep only the registered index.
@@ -259,7 +315,7 @@ pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
     if ring.features & IORING_FEAT_REG_REG_RING == 0 {
         return -libc::EOPNOTSUPP;
     }
-    if ring.int_flags & int_flags::REG_RING == 0 {
+    if ring.int_flags & int_flags::REG_RING == 0 || ring.int_flags & int_flags::AUTO_REG != 0 {
         return -libc::EINVAL;
     }
     if ring.ring_fd == -1 {

@@ -27,6 +27,9 @@ pub mod int_flags {
     /// The ring belongs to a shared per-CPU SQPOLL group (rsuring only;
     /// liburing leaves this bit unused).
     pub const SQPOLL_SHARED: u8 = 8;
+    /// rsuring registered the ring fd by itself (DEFER_TASKRUN rings); the
+    /// application did not ask for it and must not see it (rsuring only).
+    pub const AUTO_REG: u8 = 32;
     /// The bits that are passed through as io_uring_enter flags.
     pub const ENTER_MASK: u8 = REG_RING | NO_IOWAIT;
 }
@@ -50,7 +53,8 @@ pub struct io_uring_sq {
     pub ring_mask: u32,
     pub ring_entries: u32,
     pub sqes_sz: u32,
-    pub pad: u32,
+    /// liburing's `pad`: low half of the owner thread (see `io_uring::owner_hi`).
+    pub owner_lo: u32,
 }
 
 /// `struct io_uring_cq`.
@@ -85,7 +89,9 @@ pub struct io_uring {
     pub enter_ring_fd: c_int,
     pub int_flags: u8,
     pub pad: [u8; 3],
-    pub pad2: u32,
+    /// liburing's `pad2`: with `sq.owner_lo`, the pthread that registered
+    /// the ring fd on the application's behalf (see `int_flags::AUTO_REG`).
+    pub owner_hi: u32,
 }
 
 const _: () = {
@@ -137,10 +143,38 @@ impl io_uring {
         (self.flags & IORING_SETUP_CQE32 != 0) as u32
     }
 
-    /// The enter flags every io_uring_enter of this ring carries.
+    /// Records the calling thread as the owner of an automatic ring fd
+    /// registration.
+    pub fn set_owner_thread(&mut self) {
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() } as u64;
+        self.sq.owner_lo = me as u32;
+        self.owner_hi = (me >> 32) as u32;
+    }
+
+    /// Whether the calling thread registered the ring fd automatically.
     #[inline(always)]
-    pub fn enter_flags(&self) -> u32 {
-        (self.int_flags & int_flags::ENTER_MASK) as u32
+    pub fn on_owner_thread(&self) -> bool {
+        // SAFETY: pthread_self has no preconditions.
+        let me = unsafe { libc::pthread_self() } as u64;
+        me == ((self.owner_hi as u64) << 32 | self.sq.owner_lo as u64)
+    }
+
+    /// The fd (or registered index) and flags every io_uring_enter of this
+    /// ring uses. A registration the library made on its own is per thread,
+    /// so any other thread goes through the plain fd, as it would have.
+    #[inline(always)]
+    pub fn enter_target(&self) -> (u32, u32) {
+        if self.int_flags & int_flags::AUTO_REG != 0 && !self.on_owner_thread() {
+            return (
+                self.ring_fd as u32,
+                (self.int_flags & int_flags::NO_IOWAIT) as u32,
+            );
+        }
+        (
+            self.enter_ring_fd as u32,
+            (self.int_flags & int_flags::ENTER_MASK) as u32,
+        )
     }
 
     /// The SQ ring flags the kernel publishes.

@@ -363,6 +363,9 @@ pub unsafe fn init_with_params(
     if p.flags & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL) == IORING_SETUP_IOPOLL {
         ring.int_flags |= int_flags::CQ_ENTER;
     }
+    if p.flags & crate::sys::IORING_SETUP_DEFER_TASKRUN != 0 {
+        crate::register::auto_register_ring_fd(ring);
+    }
     if crate::stats::enabled_by_env() {
         ring.enable_stats();
     }
@@ -480,9 +483,7 @@ pub fn queue_exit(ring: &mut io_uring) {
     // SAFETY: the application hands the ring back; nothing uses it after.
     unsafe { release_memory(ring) };
     crate::sqpoll::leave(ring);
-    if ring.int_flags & int_flags::REG_RING != 0 {
-        crate::register::unregister_ring_fd(ring);
-    }
+    crate::register::release_ring_fd_at_exit(ring);
     if ring.ring_fd >= 0 {
         sys::close(ring.ring_fd);
     }
