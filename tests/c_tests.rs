@@ -132,6 +132,13 @@ fn compile(name: &str, header: Header) -> PathBuf {
     let src = env.repo.join("c_tests").join(format!("{name}.c"));
     assert!(src.is_file(), "{} does not exist", src.display());
     let out = env.bin_dir.join(bin_name(name, header));
+    // Build under a private name and rename it into place, so that test
+    // processes running at the same time never execute a half-written file.
+    let tmp_out = env.bin_dir.join(format!(
+        ".{}.tmp{}",
+        bin_name(name, header),
+        std::process::id()
+    ));
     let triple = target_triple();
     let compiler = cc::Build::new()
         .cargo_metadata(false)
@@ -147,7 +154,7 @@ fn compile(name: &str, header: Header) -> PathBuf {
         cmd.arg(format!("-I{}", env.repo.join("include").display()));
     }
     cmd.arg("-o")
-        .arg(&out)
+        .arg(&tmp_out)
         .arg(&src)
         // Link our library by path: DT_NEEDED becomes its SONAME,
         // liburing.so.2, which the RPATH below resolves to our file.
@@ -174,6 +181,8 @@ fn compile(name: &str, header: Header) -> PathBuf {
             String::from_utf8_lossy(&output.stderr)
         );
     }
+    fs::rename(&tmp_out, &out)
+        .unwrap_or_else(|e| panic!("rename {} to {}: {e}", tmp_out.display(), out.display()));
     out
 }
 
@@ -218,20 +227,38 @@ enum Outcome {
     TimedOut,
 }
 
-/// Runs `bin` with a timeout; stdout/stderr go to files next to it.
+/// Runs `bin` with a timeout, collecting its stdout and stderr.
 fn run(name: &str, bin: &Path) -> (Outcome, String, String) {
     let env = env();
-    let out_path = env.bin_dir.join(format!("{name}.stdout"));
-    let err_path = env.bin_dir.join(format!("{name}.stderr"));
-    let stdout = fs::File::create(&out_path).expect("create stdout file");
-    let stderr = fs::File::create(&err_path).expect("create stderr file");
     let mut child = Command::new(bin)
         .current_dir(&env.bin_dir)
         .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("c_test {name}: spawn {}: {e}", bin.display()));
+    // Drain both pipes on their own threads so a chatty program never blocks.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let start = Instant::now();
     let outcome = loop {
         match child.try_wait().expect("try_wait") {
@@ -244,14 +271,20 @@ fn run(name: &str, bin: &Path) -> (Outcome, String, String) {
             None => std::thread::sleep(Duration::from_millis(5)),
         }
     };
-    let read = |p: &Path| {
-        let mut s = String::new();
-        if let Ok(mut f) = fs::File::open(p) {
-            let _ = f.read_to_string(&mut s);
+    // A killed program's own children could keep the pipes open; don't
+    // wait for them forever.
+    let join = |h: std::thread::JoinHandle<String>| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !h.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
         }
-        s
+        if h.is_finished() {
+            h.join().unwrap_or_default()
+        } else {
+            String::from("(output not collected: pipe still open)\n")
+        }
     };
-    (outcome, read(&out_path), read(&err_path))
+    (outcome, join(out), join(err))
 }
 
 fn run_c_test(name: &str) {
