@@ -382,6 +382,7 @@ c_tests! {
     sq_full,
     sqpoll,
     submit_wait,
+    threads,
     timeout,
     version,
     wait_timeout,
@@ -425,6 +426,7 @@ mod system_header {
         sq_full,
         sqpoll,
         submit_wait,
+        threads,
         timeout,
         wait_timeout,
     }
