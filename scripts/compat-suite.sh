@@ -420,6 +420,15 @@ run_one() {
 		PASS) st=XPASS; note=" (listed as expected failure but passed)" ;;
 		esac
 	fi
+	# A crash: rerun once under gdb (when installed) for a backtrace.
+	case $st in FAIL|XFAIL)
+		if [ "$status" -gt 128 ] && [ "$status" -lt 160 ] && command -v gdb >/dev/null; then
+			rm -rf "$scratch"; mkdir -p "$scratch"
+			[ -f "$d/bin/exec-target.t" ] && ln -s "$d/bin/exec-target.t" "$scratch/exec-target.t"
+			(cd "$scratch" && timeout -k 5 "$TIMEOUT" gdb -q -batch -ex run -ex bt \
+				"$d/bin/$t.t"; exit $?) </dev/null >"$d/logs/$t.gdb" 2>&1
+		fi ;;
+	esac
 	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
 		note="$note (linked statically: Debian's liburing.so.2 lacks ${STATIC_IN_BASELINE[$t]})"
 	fi
@@ -489,7 +498,7 @@ summarize_mode() {
 	done <"$d/results"
 	local np=$((${#pass[@]} + ${#xpass[@]})) nf=$((${#fail[@]} + ${#tout[@]} + ${#bfail[@]}))
 	echo
-	echo "== mode $mode: $np passed, $nf failed, ${#skip[@]} skipped, ${#xfail[@]} expected failures, ${#excl[@]} excluded (${secs}s) =="
+	echo "== mode $mode: $np passed, $nf failed, ${#skip[@]} skipped, ${#xfail[@]} expected failures, ${#excl[@]} excluded (${secs}) =="
 	[ ${#fail[@]} -gt 0 ] && echo "failed: ${#fail[@]} (${fail[*]})"
 	[ ${#tout[@]} -gt 0 ] && echo "timed out: ${#tout[@]} (${tout[*]})"
 	[ ${#bfail[@]} -gt 0 ] && echo "build failures: ${#bfail[@]} (${bfail[*]})"
@@ -500,6 +509,10 @@ summarize_mode() {
 	for name in "${fail[@]}" "${tout[@]}"; do
 		echo "---- [$mode] $name: last lines of $d/logs/$name.log ----"
 		tail -n 15 "$d/logs/$name.log"
+		if [ -f "$d/logs/$name.gdb" ]; then
+			echo "---- [$mode] $name: backtrace (rerun under gdb, $d/logs/$name.gdb) ----"
+			sed -n '/^Program received signal/,$p' "$d/logs/$name.gdb" | head -n 20
+		fi
 	done
 	for name in "${bfail[@]}"; do
 		echo "---- [$mode] $name: first lines of $d/build/$name.log ----"
@@ -521,8 +534,15 @@ ensure_pkg liburing-dev || die "cannot install liburing-dev (Debian's liburing h
 DEBIAN_LIB=$(readlink -f "$(dpkg -L liburing2 2>/dev/null | grep -E '/liburing\.so\.2$' | head -n 1)")
 [ -f "$DEBIAN_LIB" ] || die "Debian's liburing.so.2 (package liburing2) not found"
 
+LIB_ID=""
+lib_id() { stat -L -c '%s bytes, modified %y' "$LIB" 2>/dev/null; }
 for mode in "${MODES[@]}"; do
-	case $mode in debian|rsuring) prepare_lib_dir; break ;; esac
+	case $mode in debian|rsuring)
+		prepare_lib_dir
+		LIB_ID=$(lib_id)
+		log "library under test: $(readlink -f "$LIB") ($LIB_ID)"
+		break ;;
+	esac
 done
 
 fetch_source
@@ -559,9 +579,14 @@ trap detach_our_loops EXIT
 for mode in "${MODES[@]}"; do
 	start=$(date +%s)
 	build_mode "$mode"
+	built=$(date +%s)
 	run_mode "$mode"
-	summarize_mode "$mode" $(( $(date +%s) - start ))
+	summarize_mode "$mode" "$(( $(date +%s) - start ))s: build $(( built - start ))s, run $(( $(date +%s) - built ))s"
 done
+if [ -n "$LIB_ID" ] && [ "$(lib_id)" != "$LIB_ID" ]; then
+	echo
+	echo "WARNING: $LIB changed while the suite ran; results mix two builds"
+fi
 
 echo
 echo "modes: ${MODES[*]}; logs under $WORK"
