@@ -246,6 +246,13 @@ struct io_uring_zcrx_rq {
  * 3. Exported functions (generated; do not declare them here)
  * ------------------------------------------------------------------------ */
 
+/*
+ * Argument types of exported functions that are defined in uapi headers
+ * this file does not pull in (io_uring/bpf_filter.h, io_uring/query.h).
+ */
+struct io_uring_bpf;
+struct io_uring_query_hdr;
+
 #include "liburing/rsuring_api.h"
 
 /* ------------------------------------------------------------------------

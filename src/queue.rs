@@ -369,6 +369,18 @@ impl io_uring {
         self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
     }
 
+    /// `io_uring_wait_cqes_min_timeout`: always the EXT_ARG path.
+    pub fn wait_cqes_min(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        wait_nr: u32,
+        ts: *const __kernel_timespec,
+        min_wait_usec: u32,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        self.wait_cqes_ext(cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
+    }
+
     /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).
     pub fn submit_and_wait_timeout(
         &mut self,
@@ -487,4 +499,31 @@ impl io_uring {
         }
         n as c_int
     }
+
+    /// `io_uring_submit_and_wait_reg`: submit and wait with the wait
+    /// parameters in registered wait region slot `reg_index`.
+    pub fn submit_and_wait_reg(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        wait_nr: u32,
+        reg_index: c_int,
+    ) -> c_int {
+        if self.features & IORING_FEAT_EXT_ARG == 0 {
+            return -libc::EINVAL;
+        }
+        let offset = (reg_index as isize as usize).wrapping_mul(REG_WAIT_SIZE);
+        let mut data = GetData {
+            submit: self.flush_sq(),
+            wait_nr,
+            get_flags: IORING_ENTER_EXT_ARG | sys::IORING_ENTER_EXT_ARG_REG,
+            arg: offset as *const c_void,
+            sz: REG_WAIT_SIZE,
+            has_ts: true,
+        };
+        self.get_cqe_loop(cqe_ptr, &mut data)
+    }
 }
+
+/// `sizeof(struct io_uring_reg_wait)`: a __kernel_timespec, min_wait_usec,
+/// flags, sigmask, sigmask_sz and padding.
+const REG_WAIT_SIZE: usize = 64;

@@ -484,3 +484,76 @@ pub unsafe fn free_buf_ring(
     };
     0
 }
+
+/// `io_uring_buf_ring_head`: the kernel's head of provided-buffer group
+/// `bgid`, stored in `*head`.
+pub fn buf_ring_head(ring: &io_uring, bgid: c_int, head: &mut u16) -> c_int {
+    let mut status = sys::io_uring_buf_status {
+        buf_group: bgid as u32,
+        ..Default::default()
+    };
+    // SAFETY: `status` is a valid buf_status for one entry.
+    let ret = unsafe {
+        do_register(
+            ring,
+            sys::IORING_REGISTER_PBUF_STATUS,
+            ptr::from_mut(&mut status).cast(),
+            1,
+        )
+    };
+    if ret == 0 {
+        *head = status.head as u16;
+    }
+    ret
+}
+
+/// `__io_uring_clone_buffers_offset`: copies `nr` registered buffers of
+/// `src` (from `src_off`) into `dst` (at `dst_off`); nr 0 means all.
+pub fn clone_buffers(
+    dst: &io_uring,
+    src: &io_uring,
+    dst_off: u32,
+    src_off: u32,
+    nr: u32,
+    flags: u32,
+) -> c_int {
+    let mut arg = sys::io_uring_clone_buffers {
+        flags,
+        src_off,
+        dst_off,
+        nr,
+        ..Default::default()
+    };
+    // The source can be named by its registered index only where the kernel
+    // accepts that for io_uring_register and the calling thread owns it.
+    if flags & sys::IORING_REGISTER_SRC_REGISTERED != 0
+        && src.int_flags & int_flags::REG_REG_RING != 0
+    {
+        arg.src_fd = src.enter_ring_fd as u32;
+    } else {
+        arg.src_fd = src.ring_fd as u32;
+        arg.flags &= !sys::IORING_REGISTER_SRC_REGISTERED;
+    }
+    // SAFETY: `arg` is a valid clone_buffers argument.
+    unsafe {
+        do_register(
+            dst,
+            sys::IORING_REGISTER_CLONE_BUFFERS,
+            ptr::from_ref(&arg).cast(),
+            1,
+        )
+    }
+}
+
+/// `io_uring_set_iowait`: whether waits on this ring count as iowait.
+pub fn set_iowait(ring: &mut io_uring, enable: bool) -> c_int {
+    if ring.features & sys::IORING_FEAT_NO_IOWAIT == 0 {
+        return -libc::EOPNOTSUPP;
+    }
+    if enable {
+        ring.int_flags &= !int_flags::NO_IOWAIT;
+    } else {
+        ring.int_flags |= int_flags::NO_IOWAIT;
+    }
+    0
+}

@@ -545,3 +545,69 @@ pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
     }
     memory_size_params(entries, p)
 }
+
+/// `io_uring_queue_init_mem`: the rings live in `buf` (the application's
+/// memory, e.g. a huge page). Returns the bytes used, or `-errno`.
+///
+/// # Safety
+/// `buf` must be `buf_size` writable bytes that outlive the ring.
+pub unsafe fn queue_init_mem(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    p.flags |= IORING_SETUP_NO_MMAP;
+    // SAFETY: forwarded contract.
+    unsafe { crate::sqpoll::init(entries, ring, p, buf, buf_size) }
+}
+
+/// `io_uring_resize_rings`: asks the kernel for new SQ/CQ sizes, maps the
+/// new rings and carries the library's state over. `p->flags` is cleared
+/// afterwards, as liburing does.
+pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
+    if ring.flags & IORING_SETUP_NO_MMAP != 0 {
+        return -libc::EINVAL;
+    }
+    p.sq_off = Default::default();
+    p.cq_off = Default::default();
+    // SAFETY: `p` is a valid params struct for the kernel to fill.
+    let mut ret = unsafe {
+        crate::register::do_register(
+            ring,
+            crate::sys::IORING_REGISTER_RESIZE_RINGS,
+            ptr::from_mut(p).cast(),
+            1,
+        )
+    };
+    if ret >= 0 {
+        let mut fresh = io_uring::zeroed();
+        // SAFETY: `p` now describes the resized rings of this ring's fd.
+        ret = unsafe { map_rings(ring.ring_fd, p, &mut fresh.sq, &mut fresh.cq) };
+        if ret == 0 {
+            let old_sqes = (ring.sq.sqes, ring.sq.sqes_sz as usize);
+            // SAFETY: the old mappings are replaced below and never used again.
+            unsafe {
+                sys::munmap(old_sqes.0.cast(), old_sqes.1);
+                unmap_rings(&ring.sq, &ring.cq);
+            }
+            // Carry over what is ours, not the kernel's: the SQE indices
+            // and the side data kept in liburing's padding.
+            fresh.sq.sqe_head = ring.sq.sqe_head;
+            fresh.sq.sqe_tail = ring.sq.sqe_tail;
+            fresh.sq.owner_lo = ring.sq.owner_lo;
+            fresh.cq.ext = ring.cq.ext;
+            ring.sq = fresh.sq;
+            ring.cq = fresh.cq;
+            if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+                for i in 0..ring.sq.ring_entries {
+                    // SAFETY: the new array has ring_entries slots.
+                    unsafe { *ring.sq.array.add(i as usize) = i };
+                }
+            }
+        }
+    }
+    p.flags = 0;
+    ret
+}

@@ -500,6 +500,7 @@ pub const IORING_FEAT_EXT_ARG: u32 = 1 << 8;
 pub const IORING_FEAT_NATIVE_WORKERS: u32 = 1 << 9;
 pub const IORING_FEAT_REG_REG_RING: u32 = 1 << 13;
 pub const IORING_FEAT_MIN_TIMEOUT: u32 = 1 << 15;
+pub const IORING_FEAT_NO_IOWAIT: u32 = 1 << 17;
 
 // --- mmap offsets ----------------------------------------------------------
 pub const IORING_OFF_SQ_RING: u64 = 0;
@@ -533,7 +534,103 @@ pub const IORING_REGISTER_PBUF_RING: u32 = 22;
 pub const IORING_UNREGISTER_PBUF_RING: u32 = 23;
 pub const IORING_REGISTER_SYNC_CANCEL: u32 = 24;
 pub const IORING_REGISTER_FILE_ALLOC_RANGE: u32 = 25;
+pub const IORING_REGISTER_PBUF_STATUS: u32 = 26;
+pub const IORING_REGISTER_NAPI: u32 = 27;
+pub const IORING_UNREGISTER_NAPI: u32 = 28;
+pub const IORING_REGISTER_CLOCK: u32 = 29;
+pub const IORING_REGISTER_CLONE_BUFFERS: u32 = 30;
+pub const IORING_REGISTER_SEND_MSG_RING: u32 = 31;
+pub const IORING_REGISTER_ZCRX_IFQ: u32 = 32;
+pub const IORING_REGISTER_RESIZE_RINGS: u32 = 33;
+pub const IORING_REGISTER_MEM_REGION: u32 = 34;
+pub const IORING_REGISTER_QUERY: u32 = 35;
+pub const IORING_REGISTER_ZCRX_CTRL: u32 = 36;
+pub const IORING_REGISTER_BPF_FILTER: u32 = 37;
 pub const IORING_REGISTER_USE_REGISTERED_RING: u32 = 1 << 31;
+
+/// `IORING_REGISTER_CLONE_BUFFERS` flag: `src_fd` is a registered ring index.
+pub const IORING_REGISTER_SRC_REGISTERED: u32 = 1 << 0;
+
+/// `struct io_uring_buf_status` (IORING_REGISTER_PBUF_STATUS).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_buf_status {
+    pub buf_group: u32,
+    pub head: u32,
+    pub resv: [u32; 8],
+}
+
+/// `struct io_uring_clone_buffers` (IORING_REGISTER_CLONE_BUFFERS).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct io_uring_clone_buffers {
+    pub src_fd: u32,
+    pub flags: u32,
+    pub src_off: u32,
+    pub dst_off: u32,
+    pub nr: u32,
+    pub pad: [u32; 3],
+}
+
+// Register arguments the library passes through to the kernel untouched;
+// their layouts are in the C headers. Declared (zero-sized) so the generated
+// prototypes name them. Written out because cbindgen does not expand macros.
+
+/// `struct io_uring_napi` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_napi {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_clock_register` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_clock_register {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_zcrx_ifq_reg` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_zcrx_ifq_reg {
+    _opaque: [u8; 0],
+}
+
+/// `struct zcrx_ctrl` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct zcrx_ctrl {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_mem_region_reg` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_mem_region_reg {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_reg_wait` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_reg_wait {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_bpf` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_bpf {
+    _opaque: [u8; 0],
+}
+
+/// `struct io_uring_query_hdr` (passed through; defined in the C header).
+#[repr(C)]
+#[derive(Debug)]
+pub struct io_uring_query_hdr {
+    _opaque: [u8; 0],
+}
 
 pub const IORING_RSRC_REGISTER_SPARSE: u32 = 1 << 0;
 

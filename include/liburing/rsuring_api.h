@@ -67,6 +67,46 @@ ssize_t io_uring_mlock_size(unsigned int entries, unsigned int flags);
 ssize_t io_uring_mlock_size_params(unsigned int entries, struct io_uring_params *p);
 
 /**
+ * Creates a ring whose SQEs and rings live in the caller's memory `buf`
+ * (`buf_size` bytes, e.g. a huge page). Returns the bytes used, or `-errno`
+ * (`-ENOMEM` when `buf` is too small).
+ *
+ * # Safety
+ * `ring` and `p` writable; `buf` `buf_size` writable bytes outliving the ring.
+ */
+int io_uring_queue_init_mem(unsigned int entries, struct io_uring *ring, struct io_uring_params *p, void *buf, size_t buf_size);
+
+/**
+ * Bytes of ring memory a ring of `entries` with setup `flags` occupies.
+ */
+ssize_t io_uring_memory_size(unsigned int entries, unsigned int flags);
+
+/**
+ * Bytes of ring memory a ring described by `p` occupies.
+ *
+ * # Safety
+ * `p` must be NULL or a valid `struct io_uring_params`.
+ */
+ssize_t io_uring_memory_size_params(unsigned int entries, struct io_uring_params *p);
+
+/**
+ * Resizes the SQ and CQ rings to the sizes in `p` and remaps them.
+ *
+ * # Safety
+ * `ring` NULL or live; `p` NULL or a writable params struct.
+ */
+int io_uring_resize_rings(struct io_uring *ring, struct io_uring_params *p);
+
+/**
+ * Whether waits on this ring count as iowait (`-EOPNOTSUPP` on kernels
+ * without IORING_FEAT_NO_IOWAIT).
+ *
+ * # Safety
+ * `ring` NULL or live.
+ */
+int io_uring_set_iowait(struct io_uring *ring, bool enable_iowait);
+
+/**
  * Submits the queued SQEs; returns how many were submitted.
  *
  * # Safety
@@ -147,6 +187,34 @@ int __io_uring_get_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_ptr, uns
  * `ring` must be NULL or a live ring.
  */
 int __io_uring_sqring_wait(struct io_uring *ring);
+
+/**
+ * Like io_uring_submit_and_wait_timeout, but once the first completion is
+ * in, waits at most `min_wait` microseconds more for `wait_nr` of them
+ * (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+ *
+ * # Safety
+ * `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+ */
+int io_uring_submit_and_wait_min_timeout(struct io_uring *ring, struct io_uring_cqe **cqe_ptr, unsigned int wait_nr, struct __kernel_timespec *ts, unsigned int min_wait, sigset_t *sigmask);
+
+/**
+ * Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
+ * (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+ *
+ * # Safety
+ * `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+ */
+int io_uring_wait_cqes_min_timeout(struct io_uring *ring, struct io_uring_cqe **cqe_ptr, unsigned int wait_nr, struct __kernel_timespec *ts, unsigned int min_ts_usec, sigset_t *sigmask);
+
+/**
+ * Submits and waits using the wait parameters in slot `reg_index` of the
+ * ring's registered wait region.
+ *
+ * # Safety
+ * `ring` NULL or live; `cqe_ptr` writable.
+ */
+int io_uring_submit_and_wait_reg(struct io_uring *ring, struct io_uring_cqe **cqe_ptr, unsigned int wait_nr, int reg_index);
 
 /**
  * Registers `nr_iovecs` fixed buffers.
@@ -416,6 +484,137 @@ int io_uring_register_restrictions(struct io_uring *ring, struct io_uring_restri
  * `ring` NULL or live.
  */
 int io_uring_enable_rings(struct io_uring *ring);
+
+/**
+ * Reads the kernel's head of provided-buffer group `buf_group` into `*head`.
+ *
+ * # Safety
+ * `ring` NULL or live; `head` NULL or writable.
+ */
+int io_uring_buf_ring_head(struct io_uring *ring, int buf_group, uint16_t *head);
+
+/**
+ * Enables NAPI busy polling with the settings in `napi`.
+ *
+ * # Safety
+ * `ring` NULL or live; `napi` a valid struct io_uring_napi.
+ */
+int io_uring_register_napi(struct io_uring *ring, struct io_uring_napi *napi);
+
+/**
+ * Disables NAPI busy polling; the previous settings land in `napi`.
+ *
+ * # Safety
+ * `ring` NULL or live; `napi` NULL or a writable struct io_uring_napi.
+ */
+int io_uring_unregister_napi(struct io_uring *ring, struct io_uring_napi *napi);
+
+/**
+ * Selects the clock used for waits with timeouts.
+ *
+ * # Safety
+ * `ring` NULL or live; `arg` a valid struct io_uring_clock_register.
+ */
+int io_uring_register_clock(struct io_uring *ring, struct io_uring_clock_register *arg);
+
+/**
+ * Clones `nr` registered buffers of `src` (from `src_off`) into `dst` (at
+ * `dst_off`); `flags` as the kernel defines them.
+ *
+ * # Safety
+ * `dst` and `src` NULL or live rings.
+ */
+int __io_uring_clone_buffers_offset(struct io_uring *dst, struct io_uring *src, unsigned int dst_off, unsigned int src_off, unsigned int nr, unsigned int flags);
+
+/**
+ * As __io_uring_clone_buffers_offset, naming `src` by its registered index
+ * where possible.
+ *
+ * # Safety
+ * `dst` and `src` NULL or live rings.
+ */
+int io_uring_clone_buffers_offset(struct io_uring *dst, struct io_uring *src, unsigned int dst_off, unsigned int src_off, unsigned int nr, unsigned int flags);
+
+/**
+ * Clones all registered buffers of `src` into `dst`.
+ *
+ * # Safety
+ * `dst` and `src` NULL or live rings.
+ */
+int io_uring_clone_buffers(struct io_uring *dst, struct io_uring *src);
+
+/**
+ * Clones all registered buffers of `src` into `dst` with `flags`.
+ *
+ * # Safety
+ * `dst` and `src` NULL or live rings.
+ */
+int __io_uring_clone_buffers(struct io_uring *dst, struct io_uring *src, unsigned int flags);
+
+/**
+ * Superseded by memory regions (io_uring_register_region): always
+ * `-EINVAL`, as in liburing.
+ *
+ * # Safety
+ * No pointer is dereferenced.
+ */
+int io_uring_register_wait_reg(struct io_uring *_ring, struct io_uring_reg_wait *_reg, int _nr);
+
+/**
+ * Registers a memory region (e.g. for registered wait arguments).
+ *
+ * # Safety
+ * `ring` NULL or live; `reg` a valid struct io_uring_mem_region_reg.
+ */
+int io_uring_register_region(struct io_uring *ring, struct io_uring_mem_region_reg *reg);
+
+/**
+ * Registers a zero-copy receive interface queue.
+ *
+ * # Safety
+ * `ring` NULL or live; `reg` a valid struct io_uring_zcrx_ifq_reg.
+ */
+int io_uring_register_ifq(struct io_uring *ring, struct io_uring_zcrx_ifq_reg *reg);
+
+/**
+ * Zero-copy receive control operation.
+ *
+ * # Safety
+ * `ring` NULL or live; `ctrl` a valid struct zcrx_ctrl.
+ */
+int io_uring_register_zcrx_ctrl(struct io_uring *ring, struct zcrx_ctrl *ctrl);
+
+/**
+ * Sends a MSG_RING request described by `sqe` without a source ring.
+ *
+ * # Safety
+ * `sqe` a valid struct io_uring_sqe.
+ */
+int io_uring_register_sync_msg(struct io_uring_sqe *sqe);
+
+/**
+ * Installs a BPF filter on the ring's requests.
+ *
+ * # Safety
+ * `ring` NULL or live; `bpf` a valid struct io_uring_bpf.
+ */
+int io_uring_register_bpf_filter(struct io_uring *ring, struct io_uring_bpf *bpf);
+
+/**
+ * Installs a BPF filter for every ring of the calling task.
+ *
+ * # Safety
+ * `bpf` a valid struct io_uring_bpf.
+ */
+int io_uring_register_bpf_filter_task(struct io_uring_bpf *bpf);
+
+/**
+ * Queries io_uring capabilities (a chain of query headers).
+ *
+ * # Safety
+ * `query` a valid struct io_uring_query_hdr chain.
+ */
+int io_uring_register_query(struct io_uring_query_hdr *query);
 
 /**
  * io_uring_setup(2); `-errno` on failure.

@@ -5,7 +5,7 @@ use core::ptr;
 
 use super::{guard, ring_mut, with_ring};
 use crate::ring::io_uring;
-use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
+use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe, IORING_FEAT_MIN_TIMEOUT};
 
 /// Returns the next free SQE, or NULL when the SQ ring is full.
 ///
@@ -172,4 +172,83 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
 pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| r.sqring_wait()) }
+}
+
+/// Like io_uring_submit_and_wait_timeout, but once the first completion is
+/// in, waits at most `min_wait` microseconds more for `wait_nr` of them
+/// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+///
+/// # Safety
+/// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    wait_nr: c_uint,
+    ts: *mut __kernel_timespec,
+    min_wait: c_uint,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| {
+            if r.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+                return -libc::EINVAL;
+            }
+            r.submit_and_wait_timeout(out, wait_nr, ts, min_wait, sigmask)
+        })
+    }
+}
+
+/// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
+/// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+///
+/// # Safety
+/// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    wait_nr: c_uint,
+    ts: *mut __kernel_timespec,
+    min_ts_usec: c_uint,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| {
+            if r.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+                return -libc::EINVAL;
+            }
+            r.wait_cqes_min(out, wait_nr, ts, min_ts_usec, sigmask)
+        })
+    }
+}
+
+/// Submits and waits using the wait parameters in slot `reg_index` of the
+/// ring's registered wait region.
+///
+/// # Safety
+/// `ring` NULL or live; `cqe_ptr` writable.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    wait_nr: c_uint,
+    reg_index: c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| r.submit_and_wait_reg(out, wait_nr, reg_index)) }
 }

@@ -7,6 +7,14 @@ use super::{guard, ring_mut, with_ring};
 use crate::register::{self as reg, do_register, BUFFERS_UPDATE_TAG, FILES_UPDATE_TAG};
 use crate::ring::io_uring;
 use crate::sys::{
+    self, io_uring_bpf, io_uring_clock_register, io_uring_mem_region_reg, io_uring_napi,
+    io_uring_query_hdr, io_uring_reg_wait, io_uring_sqe, io_uring_zcrx_ifq_reg, zcrx_ctrl,
+    IORING_REGISTER_BPF_FILTER, IORING_REGISTER_CLOCK, IORING_REGISTER_MEM_REGION,
+    IORING_REGISTER_NAPI, IORING_REGISTER_QUERY, IORING_REGISTER_SEND_MSG_RING,
+    IORING_REGISTER_SRC_REGISTERED, IORING_REGISTER_ZCRX_CTRL, IORING_REGISTER_ZCRX_IFQ,
+    IORING_UNREGISTER_NAPI,
+};
+use crate::sys::{
     __u64, io_uring_buf_reg, io_uring_buf_ring, io_uring_probe, io_uring_restriction,
     io_uring_sync_cancel_reg, IORING_REGISTER_BUFFERS, IORING_REGISTER_EVENTFD,
     IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS,
@@ -503,4 +511,234 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
 pub unsafe extern "C" fn io_uring_enable_rings(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_ring(ring, |r| reg::enable_rings(r)) }
+}
+
+/// Reads the kernel's head of provided-buffer group `buf_group` into `*head`.
+///
+/// # Safety
+/// `ring` NULL or live; `head` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_buf_ring_head(
+    ring: *mut io_uring,
+    buf_group: c_int,
+    head: *mut u16,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(head) = (unsafe { head.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| reg::buf_ring_head(r, buf_group, head)) }
+}
+
+/// Enables NAPI busy polling with the settings in `napi`.
+///
+/// # Safety
+/// `ring` NULL or live; `napi` a valid struct io_uring_napi.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_napi(
+    ring: *mut io_uring,
+    napi: *mut io_uring_napi,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_NAPI, napi.cast(), 1) }
+}
+
+/// Disables NAPI busy polling; the previous settings land in `napi`.
+///
+/// # Safety
+/// `ring` NULL or live; `napi` NULL or a writable struct io_uring_napi.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_unregister_napi(
+    ring: *mut io_uring,
+    napi: *mut io_uring_napi,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_UNREGISTER_NAPI, napi.cast(), 1) }
+}
+
+/// Selects the clock used for waits with timeouts.
+///
+/// # Safety
+/// `ring` NULL or live; `arg` a valid struct io_uring_clock_register.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_clock(
+    ring: *mut io_uring,
+    arg: *mut io_uring_clock_register,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_CLOCK, arg.cast(), 0) }
+}
+
+/// Clones `nr` registered buffers of `src` (from `src_off`) into `dst` (at
+/// `dst_off`); `flags` as the kernel defines them.
+///
+/// # Safety
+/// `dst` and `src` NULL or live rings.
+#[no_mangle]
+pub unsafe extern "C" fn __io_uring_clone_buffers_offset(
+    dst: *mut io_uring,
+    src: *mut io_uring,
+    dst_off: c_uint,
+    src_off: c_uint,
+    nr: c_uint,
+    flags: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(src) = (unsafe { src.as_ref() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(dst, |d| {
+            reg::clone_buffers(d, src, dst_off, src_off, nr, flags)
+        })
+    }
+}
+
+/// As __io_uring_clone_buffers_offset, naming `src` by its registered index
+/// where possible.
+///
+/// # Safety
+/// `dst` and `src` NULL or live rings.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_clone_buffers_offset(
+    dst: *mut io_uring,
+    src: *mut io_uring,
+    dst_off: c_uint,
+    src_off: c_uint,
+    nr: c_uint,
+    flags: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        __io_uring_clone_buffers_offset(
+            dst,
+            src,
+            dst_off,
+            src_off,
+            nr,
+            flags | IORING_REGISTER_SRC_REGISTERED,
+        )
+    }
+}
+
+/// Clones all registered buffers of `src` into `dst`.
+///
+/// # Safety
+/// `dst` and `src` NULL or live rings.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_clone_buffers(dst: *mut io_uring, src: *mut io_uring) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { __io_uring_clone_buffers_offset(dst, src, 0, 0, 0, IORING_REGISTER_SRC_REGISTERED) }
+}
+
+/// Clones all registered buffers of `src` into `dst` with `flags`.
+///
+/// # Safety
+/// `dst` and `src` NULL or live rings.
+#[no_mangle]
+pub unsafe extern "C" fn __io_uring_clone_buffers(
+    dst: *mut io_uring,
+    src: *mut io_uring,
+    flags: c_uint,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { __io_uring_clone_buffers_offset(dst, src, 0, 0, 0, flags) }
+}
+
+/// Superseded by memory regions (io_uring_register_region): always
+/// `-EINVAL`, as in liburing.
+///
+/// # Safety
+/// No pointer is dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_wait_reg(
+    _ring: *mut io_uring,
+    _reg: *mut io_uring_reg_wait,
+    _nr: c_int,
+) -> c_int {
+    -libc::EINVAL
+}
+
+/// Registers a memory region (e.g. for registered wait arguments).
+///
+/// # Safety
+/// `ring` NULL or live; `reg` a valid struct io_uring_mem_region_reg.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_region(
+    ring: *mut io_uring,
+    reg: *mut io_uring_mem_region_reg,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_MEM_REGION, reg.cast(), 1) }
+}
+
+/// Registers a zero-copy receive interface queue.
+///
+/// # Safety
+/// `ring` NULL or live; `reg` a valid struct io_uring_zcrx_ifq_reg.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_ifq(
+    ring: *mut io_uring,
+    reg: *mut io_uring_zcrx_ifq_reg,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_ZCRX_IFQ, reg.cast(), 1) }
+}
+
+/// Zero-copy receive control operation.
+///
+/// # Safety
+/// `ring` NULL or live; `ctrl` a valid struct zcrx_ctrl.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(
+    ring: *mut io_uring,
+    ctrl: *mut zcrx_ctrl,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_ZCRX_CTRL, ctrl.cast(), 0) }
+}
+
+/// Sends a MSG_RING request described by `sqe` without a source ring.
+///
+/// # Safety
+/// `sqe` a valid struct io_uring_sqe.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_sync_msg(sqe: *mut io_uring_sqe) -> c_int {
+    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
+    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_SEND_MSG_RING, sqe.cast(), 1) }
+}
+
+/// Installs a BPF filter on the ring's requests.
+///
+/// # Safety
+/// `ring` NULL or live; `bpf` a valid struct io_uring_bpf.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_bpf_filter(
+    ring: *mut io_uring,
+    bpf: *mut io_uring_bpf,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_raw(ring, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+}
+
+/// Installs a BPF filter for every ring of the calling task.
+///
+/// # Safety
+/// `bpf` a valid struct io_uring_bpf.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_bpf_filter_task(bpf: *mut io_uring_bpf) -> c_int {
+    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
+    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+}
+
+/// Queries io_uring capabilities (a chain of query headers).
+///
+/// # Safety
+/// `query` a valid struct io_uring_query_hdr chain.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_register_query(query: *mut io_uring_query_hdr) -> c_int {
+    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
+    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_QUERY, query.cast(), 0) }
 }

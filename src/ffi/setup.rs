@@ -1,6 +1,6 @@
 //! Ring setup and teardown entry points.
 
-use core::ffi::{c_int, c_uint};
+use core::ffi::{c_int, c_uint, c_void};
 
 use super::{guard, ring_mut, with_ring, PANICKED};
 use crate::ring::io_uring;
@@ -107,4 +107,87 @@ pub unsafe extern "C" fn io_uring_mlock_size_params(
         return -libc::EFAULT as isize;
     };
     guard(PANICKED as isize, || setup::mlock_size_params(entries, p))
+}
+
+/// Creates a ring whose SQEs and rings live in the caller's memory `buf`
+/// (`buf_size` bytes, e.g. a huge page). Returns the bytes used, or `-errno`
+/// (`-ENOMEM` when `buf` is too small).
+///
+/// # Safety
+/// `ring` and `p` writable; `buf` `buf_size` writable bytes outliving the ring.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_queue_init_mem(
+    entries: c_uint,
+    ring: *mut io_uring,
+    p: *mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    if buf.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_ring(ring, |r| {
+            setup::queue_init_mem(entries, r, p, buf, buf_size)
+        })
+    }
+}
+
+/// Bytes of ring memory a ring of `entries` with setup `flags` occupies.
+#[no_mangle]
+pub extern "C" fn io_uring_memory_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
+    let p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
+    guard(PANICKED as isize, || setup::memory_size_params(entries, &p))
+}
+
+/// Bytes of ring memory a ring described by `p` occupies.
+///
+/// # Safety
+/// `p` must be NULL or a valid `struct io_uring_params`.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_memory_size_params(
+    entries: c_uint,
+    p: *mut io_uring_params,
+) -> libc::ssize_t {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_ref() }) else {
+        return -libc::EFAULT as isize;
+    };
+    guard(PANICKED as isize, || setup::memory_size_params(entries, p))
+}
+
+/// Resizes the SQ and CQ rings to the sizes in `p` and remaps them.
+///
+/// # Safety
+/// `ring` NULL or live; `p` NULL or a writable params struct.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_resize_rings(
+    ring: *mut io_uring,
+    p: *mut io_uring_params,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(p) = (unsafe { p.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| setup::resize_rings(r, p)) }
+}
+
+/// Whether waits on this ring count as iowait (`-EOPNOTSUPP` on kernels
+/// without IORING_FEAT_NO_IOWAIT).
+///
+/// # Safety
+/// `ring` NULL or live.
+#[no_mangle]
+pub unsafe extern "C" fn io_uring_set_iowait(ring: *mut io_uring, enable_iowait: bool) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| crate::register::set_iowait(r, enable_iowait)) }
 }
