@@ -15,7 +15,7 @@
  *   hotpath read      FILE QD direct|buffered plain|defer SECS
  *
  * Every run prints one line:
- *   RESULT <value> <unit> lib=<real path of the library io_uring_submit came from>
+ *   RESULT <value> <unit> lib=<real path of the library io_uring_submit came from> ops=<N>
  * so the driver can check which library really ran.
  */
 #define _GNU_SOURCE
@@ -68,9 +68,10 @@ static const char *lib_path(void)
 	return path;
 }
 
-static void result(double value, const char *unit)
+/* total_ops counts the warm-up too (for syscalls-per-op under strace). */
+static void result(double value, const char *unit, unsigned long total_ops)
 {
-	printf("RESULT %.6g %s lib=%s\n", value, unit, lib_path());
+	printf("RESULT %.6g %s lib=%s ops=%lu\n", value, unit, lib_path(), total_ops);
 }
 
 static unsigned parse_u(const char *s, const char *what)
@@ -159,7 +160,7 @@ static int nop_qd1(int argc, char **argv)
 		if (start && t - start >= secs)
 			break;
 	}
-	result((ops - counted) / (t - start), "ops/s");
+	result((ops - counted) / (t - start), "ops/s", ops);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -229,7 +230,7 @@ static int nop_qd(int argc, char **argv)
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "ops/s");
+	result((ops - counted) / (t - start), "ops/s", ops);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -327,7 +328,7 @@ static int reap(int argc, char **argv)
 		if (it >= iters / 10)
 			total += t1 - t0;
 	}
-	result(total * 1e9 / ((double)iters * REAP_N), "ns/CQE");
+	result(total * 1e9 / ((double)iters * REAP_N), "ns/CQE", it * REAP_N);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -444,7 +445,7 @@ static int rand_read(int argc, char **argv)
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "IOPS");
+	result((ops - counted) / (t - start), "IOPS", ops);
 	/* Let the in-flight reads finish before the buffers go away. */
 	io_uring_queue_exit(&ring);
 	free(bufs);
