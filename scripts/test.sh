@@ -19,6 +19,12 @@ cargo build --release
 step "cargo test (unit, header freshness, C tests, shared SQPOLL)"
 cargo test --release -- --test-threads=1
 
+step "C tests again with every ring on a shared SQ poller (RSURING_SQPOLL=1, RSURING_SQPOLL_PERCPU=1)"
+RSURING_SQPOLL=1 RSURING_SQPOLL_PERCPU=1 cargo test --release --test c_tests
+
+step "C tests again with statistics on (RSURING_STATS=1)"
+RSURING_STATS=1 cargo test --release --test c_tests
+
 step "struct layouts: Debian liburing-dev header vs ours"
 bash c_tests/layout/check.sh
 

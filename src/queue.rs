@@ -430,13 +430,44 @@ impl io_uring {
     #[inline]
     pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
         let submitted = self.flush_sq();
-        self.submit_inner(submitted, wait_nr, false)
+        let ret = self.submit_inner(submitted, wait_nr, false);
+        if self.int_flags & int_flags::SQPOLL_TRANSPARENT != 0 {
+            self.wait_sq_consumed();
+        }
+        ret
     }
 
     /// `io_uring_submit_and_get_events`.
     pub fn submit_and_get_events(&mut self) -> c_int {
         let submitted = self.flush_sq();
-        self.submit_inner(submitted, 0, true)
+        let ret = self.submit_inner(submitted, 0, true);
+        if self.int_flags & int_flags::SQPOLL_TRANSPARENT != 0 {
+            self.wait_sq_consumed();
+        }
+        ret
+    }
+
+    /// For rings that got SQPOLL behind the application's back
+    /// (RSURING_SQPOLL=1): a program written for a plain ring may rely on
+    /// submit having consumed its SQEs (free SQ slots, inline completions
+    /// posted), so wait until the poll thread has taken them all.
+    #[cold]
+    fn wait_sq_consumed(&mut self) {
+        let tail = self.sq.sqe_tail;
+        let mut spins = 0u32;
+        // SAFETY: khead points into the live SQ ring mapping.
+        while unsafe { load(self.sq.khead, Ordering::Acquire) } != tail {
+            if self.sq_flags() & IORING_SQ_NEED_WAKEUP != 0 {
+                // SAFETY: no argument is passed.
+                unsafe { self.enter(0, 0, IORING_ENTER_SQ_WAKEUP, ptr::null(), NSIG_BYTES) };
+            }
+            spins += 1;
+            if spins < 128 {
+                core::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
     }
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.

@@ -30,6 +30,8 @@ pub mod int_flags {
     /// rsuring registered the ring fd by itself (DEFER_TASKRUN rings); the
     /// application did not ask for it and must not see it (rsuring only).
     pub const AUTO_REG: u8 = 32;
+    /// SQPOLL was added by RSURING_SQPOLL=1, not asked for (rsuring only).
+    pub const SQPOLL_TRANSPARENT: u8 = 64;
     /// The bits that are passed through as io_uring_enter flags.
     pub const ENTER_MASK: u8 = REG_RING | NO_IOWAIT;
 }

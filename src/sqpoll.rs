@@ -273,10 +273,13 @@ fn is_io_uring_fd(fd: c_int) -> bool {
         .unwrap_or(false)
 }
 
-/// Setups that must not be given an SQ thread behind the application's back.
+/// Setups that must not be given an SQ thread behind the application's back
+/// (SQ_AFF without SQPOLL must keep failing with -EINVAL, as the kernel
+/// says).
 fn transparent_ok(flags: u32) -> bool {
     flags
         & (IORING_SETUP_SQPOLL
+            | IORING_SETUP_SQ_AFF
             | IORING_SETUP_ATTACH_WQ
             | IORING_SETUP_DEFER_TASKRUN
             | IORING_SETUP_SINGLE_ISSUER
@@ -305,7 +308,8 @@ pub unsafe fn init(
         return -libc::EINVAL;
     }
     let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
-    if cfg.transparent && transparent_ok(p.flags) {
+    let transparent = cfg.transparent && transparent_ok(p.flags);
+    if transparent {
         p.flags |= IORING_SETUP_SQPOLL;
         shared = true;
     }
@@ -358,6 +362,9 @@ pub unsafe fn init(
             ring.flags &= !IORING_SETUP_ATTACH_WQ;
         }
         if ret >= 0 {
+            if transparent {
+                ring.int_flags |= int_flags::SQPOLL_TRANSPARENT;
+            }
             // A REGISTERED_FD_ONLY ring has no fd to anchor others with; it
             // shares the poller but cannot be found in the registry.
             if ring.ring_fd >= 0 {
