@@ -1,0 +1,257 @@
+#!/bin/bash
+# Tests of the rsuring fio ioengine. Run as root (loop devices, SQ threads):
+#
+#   fio_engine/test.sh
+#
+# Builds what is missing (build.sh), then runs fio jobs with verify on a
+# /dev/shm file (buffered) and on a loop device over /dev/shm (O_DIRECT),
+# across the engine's modes; checks that sqthread_poll_percpu gives 4 jobs
+# ONE kernel SQ thread; checks trims, syncs, batching, multiple files,
+# statistics and option errors. Everything it creates (loop devices,
+# /dev/shm files) is removed on exit. Prints "N passed, M failed"; exits
+# non-zero on any failure.
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+FIO=$HERE/build/fio
+ENGINE=$HERE/build/rsuring-engine.so
+E=external:$ENGINE
+
+if [ "$(id -u)" != 0 ]; then
+	echo "test.sh: must run as root (loop devices, SQ poll threads)" >&2
+	exit 1
+fi
+"$HERE/build.sh" || { echo "test.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+WORK=$(mktemp -d /dev/shm/rsuring-fio-test.XXXXXX)
+LOOPS=()
+BG_PIDS=()
+cleanup() {
+	local p l
+	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PASS=0
+FAIL=0
+ok()   { PASS=$((PASS + 1)); printf 'ok    %s\n' "$1"; }
+bad()  { FAIL=$((FAIL + 1)); printf 'FAIL  %s\n' "$1"; [ -n "${2:-}" ] && sed 's/^/      | /' "$2" | tail -25; }
+
+FILE=$WORK/file
+truncate -s 64M "$FILE"
+LOOPFILE=$WORK/loop.img
+truncate -s 64M "$LOOPFILE"
+LOOP=$(losetup -f --show --direct-io=on "$LOOPFILE") || { echo "losetup failed"; exit 1; }
+LOOPS+=("$LOOP")
+
+# check_json FILE [min_read_bytes] : every job error 0, I/O happened,
+# verify read back at least min_read_bytes.
+check_json() {
+	python3 - "$1" "${2:-0}" <<'EOF'
+import json, sys
+text = open(sys.argv[1]).read()
+doc = json.loads(text[text.index('{'):])
+need_read = int(sys.argv[2])
+jobs = doc["jobs"]
+errs = [(j["jobname"], j["error"]) for j in jobs if j["error"]]
+rd = sum(j["read"]["io_bytes"] for j in jobs)
+wr = sum(j["write"]["io_bytes"] for j in jobs)
+tr = sum(j["trim"]["io_bytes"] for j in jobs)
+if errs:
+    sys.exit("job errors: %s" % errs)
+if rd + wr + tr == 0:
+    sys.exit("no I/O done")
+if rd < need_read:
+    sys.exit("read back %d bytes, expected >= %d" % (rd, need_read))
+EOF
+}
+
+# run_ok NAME [fio args...] : fio must exit 0 and report no job errors.
+# With verify in the args, the verify pass must have read the data back.
+run_ok() {
+	local name=$1; shift
+	local out=$WORK/out.json log=$WORK/log.txt need=0
+	case " $* " in *" --verify="*) need=1;; esac
+	if "$FIO" --output-format=json --output="$out" "$@" >"$log" 2>&1 &&
+	   check_json "$out" "$need" >"$log.check" 2>&1; then
+		ok "$name"
+	else
+		cat "$log.check" >>"$log"
+		bad "$name" "$log"
+	fi
+}
+
+# run_fail NAME PATTERN [fio args...] : fio must exit non-zero (no crash:
+# not killed by a signal) and print PATTERN.
+run_fail() {
+	local name=$1 pat=$2; shift 2
+	local log=$WORK/log.txt rc
+	"$FIO" "$@" >"$log" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -q -- "$pat" "$log"; then
+		ok "$name"
+	else
+		echo "exit status $rc, wanted 1..127 and '$pat'" >>"$log"
+		bad "$name" "$log"
+	fi
+}
+
+COMMON=(--ioengine="$E" --bs=4k --iodepth=16 --do_verify=1)
+FILE_T=(--filename="$FILE" --size=64M --direct=0)
+LOOP_T=(--filename="$LOOP" --size=64M --direct=1)
+
+# ---- verify, per target and mode ----------------------------------------
+# mode name | extra fio args (percpu: 4 thread jobs, one SQ thread CPU)
+MODES=(
+	"plain|"
+	"sqthread_poll|--sqthread_poll=1"
+	"percpu-4jobs|--sqthread_poll_percpu=1 --sqthread_poll_cpu=1 --thread=1 --numjobs=4 --cpus_allowed=0 --size=16M --offset_increment=16M"
+	"fixedbufs+registerfiles|--fixedbufs=1 --registerfiles=1"
+	"defer_taskrun|--defer_taskrun=1"
+)
+for target in file loop; do
+	if [ $target = file ]; then T=("${FILE_T[@]}"); else T=("${LOOP_T[@]}"); fi
+	for m in "${MODES[@]}"; do
+		mname=${m%%|*}
+		# shellcheck disable=SC2206
+		extra=(${m#*|})
+		run_ok "verify crc32c $target $mname" --name=v "${COMMON[@]}" \
+			"${T[@]}" --rw=randwrite --verify=crc32c "${extra[@]}"
+	done
+	run_ok "verify md5 $target plain" --name=v "${COMMON[@]}" "${T[@]}" \
+		--rw=randwrite --verify=md5
+	run_ok "verify md5 $target defer_taskrun+fixedbufs+registerfiles" \
+		--name=v "${COMMON[@]}" "${T[@]}" --rw=randwrite --verify=md5 \
+		--defer_taskrun=1 --fixedbufs=1 --registerfiles=1
+	run_ok "verify md5 $target percpu-4jobs" --name=v "${COMMON[@]}" \
+		"${T[@]}" --rw=randwrite --verify=md5 --sqthread_poll_percpu=1 \
+		--sqthread_poll_cpu=1 --thread=1 --numjobs=4 --cpus_allowed=0 \
+		--size=16M --offset_increment=16M
+done
+
+# ---- one SQ thread for four jobs ----------------------------------------
+# Max number of iou-sqp threads of fio's process seen while it runs.
+count_sqp() {
+	local name=$1; shift
+	local log=$WORK/sqp.txt pid n max=0 i
+	"$FIO" --name="$name" --ioengine="$E" --filename="$LOOP" --direct=1 \
+		--bs=4k --rw=randread --iodepth=32 --numjobs=4 --thread=1 \
+		--cpus_allowed=0 --sqthread_poll_cpu=1 --time_based --runtime=3 \
+		--output-format=terse "$@" >"$log" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	for i in $(seq 1 25); do
+		sleep 0.1
+		n=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | grep -c '^iou-sqp')
+		[ "$n" -gt "$max" ] && max=$n
+	done
+	wait "$pid" || max="fio-failed"
+	echo "$max"
+}
+n=$(count_sqp dedicated --sqthread_poll=1)
+if [ "$n" = 4 ]; then ok "sqthread_poll: 4 thread jobs have 4 SQ threads (control)"
+else bad "sqthread_poll: 4 thread jobs have 4 SQ threads (control): saw $n" "$WORK/sqp.txt"; fi
+n=$(count_sqp shared --sqthread_poll_percpu=1)
+if [ "$n" = 1 ]; then ok "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread"
+else bad "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread: saw $n" "$WORK/sqp.txt"; fi
+
+# ---- workloads -------------------------------------------------------------
+for target in file loop; do
+	if [ $target = file ]; then T=("${FILE_T[@]}"); else T=("${LOOP_T[@]}"); fi
+	run_ok "sequential write+verify 64k $target" --name=s --ioengine="$E" \
+		"${T[@]}" --rw=write --bs=64k --iodepth=8 --verify=crc32c
+	run_ok "sequential read $target" --name=s --ioengine="$E" "${T[@]}" \
+		--rw=read --bs=128k --iodepth=4
+	run_ok "mixed randrw 70/30 $target" --name=m --ioengine="$E" "${T[@]}" \
+		--rw=randrw --rwmixread=70 --bs=4k --iodepth=32 --io_size=32M
+	run_ok "fsync=8 + verify $target" --name=f "${COMMON[@]}" "${T[@]}" \
+		--rw=randwrite --fsync=8 --verify=crc32c --size=16M
+	run_ok "fdatasync=8 + verify $target" --name=f "${COMMON[@]}" "${T[@]}" \
+		--rw=randwrite --fdatasync=8 --verify=crc32c --size=16M
+	run_ok "iodepth_batch_* + verify $target" --name=b "${COMMON[@]}" \
+		"${T[@]}" --rw=randwrite --iodepth=32 --iodepth_batch_submit=8 \
+		--iodepth_batch_complete_min=4 --iodepth_batch_complete_max=16 \
+		--verify=crc32c
+	run_ok "reap_batch=8 + verify $target" --name=r "${COMMON[@]}" "${T[@]}" \
+		--rw=randwrite --iodepth=32 --reap_batch=8 --verify=crc32c
+	run_ok "vectored (nonvectored=0) + force_async=4 + verify $target" \
+		--name=n "${COMMON[@]}" "${T[@]}" --rw=randwrite --nonvectored=0 \
+		--force_async=4 --verify=crc32c
+	run_ok "randtrim $target" --name=t --ioengine="$E" "${T[@]}" \
+		--rw=randtrim --bs=64k --iodepth=8 --size=16M
+	run_ok "trimwrite $target" --name=t --ioengine="$E" "${T[@]}" \
+		--rw=trimwrite --bs=64k --iodepth=8 --size=16M
+done
+run_ok "sync_file_range + verify file" --name=f "${COMMON[@]}" "${FILE_T[@]}" \
+	--rw=randwrite --sync_file_range=write:8 --verify=crc32c --size=16M
+
+# A trim punches a hole in a regular file: its allocated blocks go down.
+TF=$WORK/trimfile
+dd if=/dev/urandom of="$TF" bs=1M count=16 status=none
+before=$(stat -c %b "$TF")
+"$FIO" --name=t --ioengine="$E" --filename="$TF" --rw=trim --bs=1M \
+	--iodepth=4 --size=8M >"$WORK/log.txt" 2>&1
+after=$(stat -c %b "$TF")
+if [ "$after" -lt "$before" ]; then ok "trim punches holes in a file ($before -> $after blocks)"
+else bad "trim punches holes in a file ($before -> $after blocks)" "$WORK/log.txt"; fi
+run_fail "trim on a character device errors clearly" "trim is not supported" \
+	--name=t --ioengine="$E" --filename=/dev/zero --rw=trim --bs=4k --size=1M
+
+# Several files per job, registered and not, fewer open than there are.
+mkdir -p "$WORK/dir"
+for reg in 0 1; do
+	run_ok "4 files per job, registerfiles=$reg + verify" --name=mf \
+		"${COMMON[@]}" --directory="$WORK/dir" --nrfiles=4 --size=32M \
+		--file_service_type=random --rw=randwrite --verify=crc32c \
+		--registerfiles=$reg
+	run_ok "4 files, openfiles=2, registerfiles=$reg + verify" --name=mo \
+		"${COMMON[@]}" --directory="$WORK/dir" --nrfiles=4 --openfiles=2 \
+		--size=32M --rw=randwrite --verify=crc32c --registerfiles=$reg
+done
+
+run_ok "filename=a:b:c list, registerfiles=1 + verify" --name=fl \
+	"${COMMON[@]}" --filename="$WORK/dir/a:$WORK/dir/b:$WORK/dir/c" \
+	--size=24M --rw=randwrite --verify=crc32c --registerfiles=1
+
+# ---- statistics ------------------------------------------------------------
+for how in "--ring_stats=1" "env RSURING_STATS=1"; do
+	if [ "$how" = "--ring_stats=1" ]; then
+		"$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" --rw=randread \
+			--io_size=8M --ring_stats=1 >"$WORK/log.txt" 2>&1
+	else
+		RSURING_STATS=1 "$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" \
+			--rw=randread --io_size=8M >"$WORK/log.txt" 2>&1
+	fi
+	if grep -q '^rsuring: job st: sqes=2048 cqes=2048 ' "$WORK/log.txt"; then
+		ok "ring statistics printed ($how)"
+	else
+		bad "ring statistics printed ($how)" "$WORK/log.txt"
+	fi
+done
+
+# ---- option errors -----------------------------------------------------------
+BADBASE=(--name=e --ioengine="$E" --filename="$FILE" --size=1M)
+run_fail "bad value: reap_batch=abc" "failed parsing reap_batch" "${BADBASE[@]}" --reap_batch=abc
+run_fail "bad value: reap_batch=99999999" "reap_batch" "${BADBASE[@]}" --reap_batch=99999999
+run_fail "bad value: sqthread_poll_cpu=4096" "no such CPU" "${BADBASE[@]}" --sqthread_poll_cpu=4096
+run_fail "bad value: sqthread_poll_percpu=maybe" "failed parsing sqthread_poll_percpu" "${BADBASE[@]}" --sqthread_poll_percpu=maybe
+run_fail "bad value: nonvectored=x" "failed parsing nonvectored" "${BADBASE[@]}" --nonvectored=x
+run_fail "bad combination: defer_taskrun + sqthread_poll" "cannot be combined" "${BADBASE[@]}" --defer_taskrun=1 --sqthread_poll=1
+
+# ---- Debian's packaged fio 3.33 loading the same engine ----------------------
+if [ -x /usr/bin/fio ] && /usr/bin/fio --version 2>/dev/null | grep -q '^fio-3\.33'; then
+	FIO_SAVE=$FIO
+	FIO=/usr/bin/fio
+	run_ok "Debian /usr/bin/fio 3.33 loads the engine (verify crc32c, loop)" \
+		--name=d "${COMMON[@]}" "${LOOP_T[@]}" --rw=randwrite --verify=crc32c \
+		--defer_taskrun=1 --fixedbufs=1 --registerfiles=1
+	FIO=$FIO_SAVE
+else
+	echo "skip  Debian fio 3.33 not installed (apt-get install fio)"
+fi
+
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
