@@ -15,8 +15,14 @@
  *   hotpath read      FILE QD direct|buffered plain|defer SECS
  *
  * Every run prints one line:
- *   RESULT <value> <unit> lib=<real path of the library io_uring_submit came from> ops=<N>
- * so the driver can check which library really ran.
+ *   RESULT <value> <unit> lib=<library path> ops=<N> cpu_rate=<R>
+ * lib: the real path of the library io_uring_submit came from, so the driver
+ * can check which library really ran. ops: operations including the warm-up
+ * (for syscalls per op under strace). cpu_rate: operations per second of
+ * this process's CPU time over the timed window (its threads, io-wq workers
+ * included), which time spent preempted by other work does not dilute: the
+ * steadier figure on a shared machine, and the whole cost for NOPs, which
+ * complete inside io_uring_enter. 0 where it does not apply.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -55,6 +61,14 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* The library the hot-path symbols resolve to, as a real path. */
 static const char *lib_path(void)
 {
@@ -68,10 +82,11 @@ static const char *lib_path(void)
 	return path;
 }
 
-/* total_ops counts the warm-up too (for syscalls-per-op under strace). */
-static void result(double value, const char *unit, unsigned long total_ops)
+static void result(double value, const char *unit, unsigned long total_ops,
+		   double cpu_rate)
 {
-	printf("RESULT %.6g %s lib=%s ops=%lu\n", value, unit, lib_path(), total_ops);
+	printf("RESULT %.6g %s lib=%s ops=%lu cpu_rate=%.6g\n", value, unit,
+	       lib_path(), total_ops, cpu_rate);
 }
 
 static unsigned parse_u(const char *s, const char *what)
@@ -124,7 +139,7 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 static int nop_qd1(int argc, char **argv)
 {
 	struct io_uring ring;
-	double secs, t0, t = 0, start = 0;
+	double secs, t0, t = 0, start = 0, cpu_start = 0;
 	unsigned long ops = 0, counted = 0;
 	int ret;
 
@@ -155,12 +170,14 @@ static int nop_qd1(int argc, char **argv)
 		t = now();
 		if (!start && t - t0 >= secs / 10) {
 			start = t;
+			cpu_start = cpu_now();
 			counted = ops;
 		}
 		if (start && t - start >= secs)
 			break;
 	}
-	result((ops - counted) / (t - start), "ops/s", ops);
+	result((ops - counted) / (t - start), "ops/s", ops,
+	       (ops - counted) / (cpu_now() - cpu_start));
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -176,7 +193,7 @@ static int nop_qd(int argc, char **argv)
 	struct io_uring ring;
 	unsigned depth, batch, inflight = 0;
 	unsigned long ops = 0, counted = 0, iters = 0;
-	double secs, t0, t = 0, start = 0;
+	double secs, t0, t = 0, start = 0, cpu_start = 0;
 	int ret;
 
 	if (argc != 3 && argc != 4)
@@ -224,20 +241,24 @@ static int nop_qd(int argc, char **argv)
 			t = now();
 			if (!start && t - t0 >= secs / 10) {
 				start = t;
+				cpu_start = cpu_now();
 				counted = ops;
 			}
 			if (start && t - start >= secs)
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "ops/s", ops);
+	result((ops - counted) / (t - start), "ops/s", ops,
+	       (ops - counted) / (cpu_now() - cpu_start));
 	io_uring_queue_exit(&ring);
 	return 0;
 }
 
 /*
  * Completion reaping cost: submit 128 NOPs (they complete during the submit
- * call), then time only the reaping of all 128, ITERS times. ns per CQE.
+ * call), then time only the reaping of all 128, ITERS times. ns per CQE: the
+ * median round, so that a round preempted by other work does not count (the
+ * figure includes one clock_gettime, about 0.2 ns per CQE).
  *   one       - io_uring_peek_cqe + io_uring_cqe_seen until the CQ is empty
  *               (the last, empty peek is the library call liburing makes)
  *   batch     - io_uring_peek_batch_cqe + io_uring_cq_advance
@@ -246,13 +267,20 @@ static int nop_qd(int argc, char **argv)
 #define REAP_N 128
 enum reap_mode { REAP_ONE, REAP_BATCH, REAP_WAITBATCH };
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
 static int reap(int argc, char **argv)
 {
 	struct io_uring_cqe *cqes[REAP_N];
 	struct io_uring ring;
 	enum reap_mode mode;
-	unsigned long iters, it;
-	double total = 0;
+	unsigned long iters, it, warmup;
+	double *rounds;
 	long sum = 0;
 	int ret;
 
@@ -273,12 +301,16 @@ static int reap(int argc, char **argv)
 	}
 #endif
 	iters = parse_u(argv[1], "iterations");
+	warmup = iters / 10;
+	rounds = calloc(iters, sizeof(*rounds));
+	if (!rounds)
+		die("calloc", ENOMEM);
 	ret = io_uring_queue_init(REAP_N, &ring, 0);
 	if (ret)
 		die("queue_init", ret);
 
 	/* The first tenth warms up and is not counted. */
-	for (it = 0; it < iters + iters / 10; it++) {
+	for (it = 0; it < iters + warmup; it++) {
 		struct io_uring_cqe *cqe;
 		unsigned i, n = 0;
 		double t0, t1;
@@ -325,10 +357,12 @@ static int reap(int argc, char **argv)
 			fprintf(stderr, "hotpath: reaped %u CQEs (sum of res %ld)\n", n, sum);
 			return 1;
 		}
-		if (it >= iters / 10)
-			total += t1 - t0;
+		if (it >= warmup)
+			rounds[it - warmup] = t1 - t0;
 	}
-	result(total * 1e9 / ((double)iters * REAP_N), "ns/CQE", it * REAP_N);
+	qsort(rounds, iters, sizeof(*rounds), cmp_double);
+	result(rounds[iters / 2] * 1e9 / REAP_N, "ns/CQE", it * REAP_N, 0);
+	free(rounds);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -366,7 +400,7 @@ static int rand_read(int argc, char **argv)
 	unsigned qd, i;
 	unsigned long ops = 0, counted = 0, iters = 0;
 	uint64_t size, blocks;
-	double secs, t0, t = 0, start = 0;
+	double secs, t0, t = 0, start = 0, cpu_start = 0;
 	char *bufs;
 	int fd, direct, defer, ret;
 
@@ -439,13 +473,15 @@ static int rand_read(int argc, char **argv)
 			t = now();
 			if (!start && t - t0 >= secs / 10) {
 				start = t;
+				cpu_start = cpu_now();
 				counted = ops;
 			}
 			if (start && t - start >= secs)
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "IOPS", ops);
+	result((ops - counted) / (t - start), "IOPS", ops,
+	       (ops - counted) / (cpu_now() - cpu_start));
 	/* Let the in-flight reads finish before the buffers go away. */
 	io_uring_queue_exit(&ring);
 	free(bufs);

@@ -70,10 +70,10 @@ for c in "${CASES[@]}"; do
 		# shellcheck disable=SC2086
 		out=$(env "${envs[@]}" valgrind -q --tool=callgrind \
 			--callgrind-out-file="$PROF/cg.$name.$v" "$bin" $args 2>"$PROF/vg.$name.$v.log")
-		ops=${out##*ops=}
+		ops=$(sed -n 's/.* ops=\([0-9]*\).*/\1/p' <<<"$out")
 		# shellcheck disable=SC2086
 		sout=$(env "${envs[@]}" strace -f -c -o "$PROF/strace.$name.$v" "$bin" $args)
-		sops=${sout##*ops=}
+		sops=$(sed -n 's/.* ops=\([0-9]*\).*/\1/p' <<<"$sout")
 		enters=$(awk '$NF == "io_uring_enter" { print $4 }' "$PROF/strace.$name.$v")
 		{
 			echo "== $name / $v: $(awk -v e="${enters:-0}" -v o="$sops" 'BEGIN { printf "%.4f", e / o }') io_uring_enter per op (strace: $enters calls, $sops ops)"

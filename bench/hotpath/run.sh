@@ -11,7 +11,10 @@
 # benchmark process is pinned to, default 0), FILE_SIZE (the /dev/shm file,
 # default 512M), SKIP_FIO=1 / SKIP_RUST=1 to leave out the reference rows,
 # QUIET=P to wait (up to 60 s) before each round until CPU $CPU is under P %
-# busy (for machines shared with other work; costs 0.3 s a round when quiet).
+# busy (for machines shared with other work; costs 0.3 s a round when quiet),
+# ONLY="PATTERN..." to run only the cases whose names match one of the shell
+# patterns (nop_qd1 nop_b1 nop_b8 nop_b32 reap_one reap_batch reap_wait
+# read_{buffered,direct}_qd{1,32,128}_{plain,defer}; e.g. ONLY="nop_*").
 #
 # Needs: gcc, Debian's liburing-dev (the header and liburing.so.2), cargo,
 # python3; root for the O_DIRECT rows (loop device) and for fetching fio's
@@ -148,23 +151,30 @@ run_variant() {
 
 	if [[ $variant == tio* ]]; then
 		# t/io_uring prints IOPS once a second; drop the first (ramp-up).
-		local x=1
+		# Its rate per CPU-second: IOPS / (CPU time / wall time) of the run.
+		local x=1 secs times
 		[[ $variant == tio-x0 ]] && x=0
-		local secs
 		secs=$(awk -v d="$DUR" 'BEGIN { s = int(d + 0.999) + 2; print (s < 3 ? 3 : s) }')
-		out=$(taskset -c "$CPU" "$TIO" -N1 -X"$x" -r "$secs" 2>"$err") ||
+		out=$({
+			TIMEFORMAT='%R %U %S'
+			time taskset -c "$CPU" "$TIO" -N1 -X"$x" -r "$secs" 2>"$err"
+		} 2>"$WORK/time.txt") ||
 			{ cat "$err" >&2; fail "$case/$variant: t/io_uring failed"; }
+		times=$(tail -1 "$WORK/time.txt")
 		value=$(printf '%s\n' "$out" | sed -n 's/^IOPS=\([0-9.]*\)\([KM]\{0,1\}\),.*/\1 \2/p' |
 			awk 'NR > 1 { printf "%.0f\n", $1 * ($2 == "M" ? 1e6 : $2 == "K" ? 1e3 : 1) }' | sort -g |
 			awk '{ a[++n] = $1 } END { if (!n) exit 1; print (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) }') ||
 			{ printf '%s\n' "$out" >&2; fail "$case/$variant: no IOPS in t/io_uring's output"; }
 		printf '%s\t%s\t%s\t%s\n' "$case" "$variant" "$value" "ops/s" >>"$RAW"
+		awk -v t="$times" -v v="$value" -v c="$case@cpu" -v n="$variant" 'BEGIN {
+			split(t, x); if (x[2] + x[3] > 0) printf "%s\t%s\t%.6g\tops/CPU-s\n", c, n, v * x[1] / (x[2] + x[3]) }' >>"$RAW"
 		return
 	fi
 
 	out=$(env "${env_[@]}" taskset -c "$CPU" "${cmd[@]}" 2>"$err") ||
 		{ cat "$err" >&2; fail "$case/$variant: ${cmd[*]} failed"; }
-	read -r _ value unit lib _ <<<"$(printf '%s\n' "$out" | grep '^RESULT ')" ||
+	local cpu_rate
+	read -r _ value unit lib _ cpu_rate <<<"$(printf '%s\n' "$out" | grep '^RESULT ')" ||
 		{ printf '%s\n' "$out" >&2; fail "$case/$variant: no RESULT line"; }
 	if [[ -n $want && ${lib#lib=} != "$want" ]]; then
 		fail "$case/$variant: ran against ${lib#lib=}, expected $want"
@@ -176,6 +186,10 @@ run_variant() {
 		cat "$err" >&2
 	fi
 	printf '%s\t%s\t%s\t%s\n' "$case" "$variant" "$value" "$unit" >>"$RAW"
+	cpu_rate=${cpu_rate#cpu_rate=}
+	if [[ $case == nop_* && -n $cpu_rate && $cpu_rate != 0 ]]; then
+		printf '%s\t%s\t%s\t%s\n' "$case@cpu" "$variant" "$cpu_rate" "ops/CPU-s" >>"$RAW"
+	fi
 }
 
 # With QUIET=P, wait (up to 60 s) until CPU $CPU was under P % busy for
@@ -198,10 +212,22 @@ wait_quiet() {
 	note "CPU $CPU still ${busy}% busy after 60 s of waiting (QUIET=$QUIET)"
 }
 
+ONLY=${ONLY:-}
+want() {
+	local p
+	[[ -z $ONLY ]] && return 0
+	for p in $ONLY; do
+		# shellcheck disable=SC2053
+		[[ $1 == $p ]] && return 0
+	done
+	return 1
+}
+
 # measure CASE "VARIANTS" CMD...: REPS rounds, the variants alternating and
 # their order reversed every other round (so drift hits all alike).
 measure() {
 	local case=$1 r v
+	want "$case" || return 0
 	local -a variants
 	read -r -a variants <<<"$2"
 	shift 2
@@ -251,7 +277,17 @@ row time "reap 128 CQEs: rsuring_wait_batch_cqe + cq_advance (ns/CQE; baseline: 
 # over the same file.
 READ_FILE=
 READ_DEV=
-if [[ $(id -u) == 0 ]] && command -v losetup >/dev/null; then
+READS=0
+for mode in buffered direct; do
+	for qd in 1 32 128; do
+		for ring in plain defer; do
+			want "read_${mode}_qd${qd}_$ring" && READS=1
+		done
+	done
+done
+if ((!READS)); then
+	:
+elif [[ $(id -u) == 0 ]] && command -v losetup >/dev/null; then
 	if [[ -r $ROOT/bench/lib/loopdev.sh ]]; then
 		# shellcheck source=../lib/loopdev.sh
 		source "$ROOT/bench/lib/loopdev.sh"
@@ -274,6 +310,7 @@ else
 	note "O_DIRECT rows left out: needs root and losetup"
 fi
 for mode in buffered direct; do
+	((READS)) || break
 	if [[ $mode == direct ]]; then
 		[[ -n $READ_DEV ]] || continue
 		target=$READ_DEV

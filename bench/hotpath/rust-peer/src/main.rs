@@ -3,11 +3,22 @@
 //! BATCH completions only when the ring is at its depth), drain the CQ.
 //!
 //! Usage: rust-peer DEPTH BATCH SECS
-//! Prints: RESULT <ops/s> ops/s lib=io-uring-crate
+//! Prints: RESULT <ops/s> ops/s lib=io-uring-crate ops=<N> cpu_rate=<ops per CPU-second>
 
 use std::time::Instant;
 
 use io_uring::{opcode, IoUring};
+
+/// This process's CPU time in seconds (see hotpath.c's cpu_rate).
+fn cpu_now() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
 
 fn arg(args: &[String], i: usize, what: &str) -> String {
     args.get(i).cloned().unwrap_or_else(|| {
@@ -31,6 +42,7 @@ fn main() {
     let mut iters = 0u64;
     let t0 = Instant::now();
     let mut start: Option<Instant> = None;
+    let mut cpu_start = 0.0;
     let elapsed = loop {
         let to_prep = batch.min(depth - inflight);
         {
@@ -63,6 +75,7 @@ fn main() {
             match start {
                 None if now.duration_since(t0).as_secs_f64() >= secs / 10.0 => {
                     start = Some(now);
+                    cpu_start = cpu_now();
                     counted = ops;
                 }
                 Some(s) if now.duration_since(s).as_secs_f64() >= secs => {
@@ -72,8 +85,11 @@ fn main() {
             }
         }
     };
+    let cpu = cpu_now() - cpu_start;
     println!(
-        "RESULT {:.6e} ops/s lib=io-uring-crate",
-        (ops - counted) as f64 / elapsed
+        "RESULT {:.6e} ops/s lib=io-uring-crate ops={} cpu_rate={:.6e}",
+        (ops - counted) as f64 / elapsed,
+        ops,
+        (ops - counted) as f64 / cpu
     );
 }
