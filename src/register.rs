@@ -276,14 +276,15 @@ fn release_ring_fd(ring: &mut io_uring) -> c_int {
     ret
 }
 
-/// Registers the fd of a DEFER_TASKRUN ring on the application's behalf.
+/// Registers the fd of a single-issuer ring on the application's behalf.
 ///
 /// Registered ring fds belong to the registering thread, so this is only
-/// invisible where the kernel already ties the ring to one task: with
-/// DEFER_TASKRUN only the creator may wait on (and, being SINGLE_ISSUER,
-/// submit to) the ring. Each io_uring_enter then skips the fd-table lookup
-/// (and, in multi-threaded processes, a reference count round trip).
-/// Failure (table full, old kernel) is silent: the ring keeps using its fd.
+/// done where the application declared the ring single-task
+/// (IORING_SETUP_SINGLE_ISSUER, which DEFER_TASKRUN implies): only one task
+/// may submit to it. Calls from any other thread still go through the fd
+/// (`io_uring::enter_target`). Each io_uring_enter of the owner then skips
+/// the fd-table lookup (and, in multi-threaded processes, a reference count
+/// round trip). Failure (table full, old kernel) is silent.
 pub fn auto_register_ring_fd(ring: &mut io_uring) {
     if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
         return;

@@ -290,6 +290,11 @@ unsafe fn alloc_app_rings(
 /// Creates a ring into `ring`. Returns the bytes of application memory used
 /// (NO_MMAP with `buf`), otherwise 0; or `-errno`, leaving `ring` zeroed.
 ///
+/// IORING_SETUP_NO_SQARRAY is used only when the application asks for it.
+/// liburing 2.6+ adds it by default, but binaries built against older
+/// headers may fill `sq.array` themselves (liburing 2.3's own test suite
+/// does), and they must keep working; the saving is one load per SQE.
+///
 /// # Safety
 /// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
 pub unsafe fn init_with_params(
@@ -363,38 +368,13 @@ pub unsafe fn init_with_params(
     if p.flags & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL) == IORING_SETUP_IOPOLL {
         ring.int_flags |= int_flags::CQ_ENTER;
     }
-    if p.flags & crate::sys::IORING_SETUP_DEFER_TASKRUN != 0 {
+    if p.flags & crate::sys::IORING_SETUP_SINGLE_ISSUER != 0 {
         crate::register::auto_register_ring_fd(ring);
     }
     if crate::stats::enabled_by_env() {
         ring.enable_stats();
     }
     used as c_int
-}
-
-/// Like [`init_with_params`], trying IORING_SETUP_NO_SQARRAY first (it saves
-/// the kernel an indirection per SQE) and falling back on kernels without it,
-/// unless the caller asked for it explicitly.
-///
-/// # Safety
-/// As for [`init_with_params`].
-pub unsafe fn init_prefer_no_sqarray(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    let asked = p.flags;
-    p.flags |= IORING_SETUP_NO_SQARRAY;
-    // SAFETY: forwarded contract.
-    let ret = unsafe { init_with_params(entries, ring, p, buf, buf_size) };
-    if ret != -libc::EINVAL || asked & IORING_SETUP_NO_SQARRAY != 0 {
-        return ret;
-    }
-    p.flags = asked;
-    // SAFETY: forwarded contract.
-    unsafe { init_with_params(entries, ring, p, buf, buf_size) }
 }
 
 /// `io_uring_queue_init_params`.

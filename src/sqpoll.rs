@@ -289,7 +289,7 @@ fn transparent_ok(flags: u32) -> bool {
 
 /// Creates a ring, applying the shared-poller policy: the SQPOLL_PERCPU
 /// flag, the environment, and CPU placement. Everything else is
-/// [`setup::init_prefer_no_sqarray`].
+/// [`setup::init_with_params`].
 ///
 /// # Safety
 /// As for [`setup::init_with_params`].
@@ -321,7 +321,7 @@ pub unsafe fn init(
     // An application that attaches rings itself keeps full control.
     if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
         // SAFETY: forwarded contract.
-        return unsafe { setup::init_prefer_no_sqarray(entries, ring, p, buf, buf_size) };
+        return unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
     }
 
     let mut reg = lock();
@@ -354,7 +354,7 @@ pub unsafe fn init(
         }
         // SAFETY: forwarded contract. The lock is held across the setup so
         // the anchor cannot leave (and close) while the kernel attaches.
-        let ret = unsafe { setup::init_prefer_no_sqarray(entries, ring, p, buf, buf_size) };
+        let ret = unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
         if anchor.is_some() {
             // The attachment is ours, not the application's request.
             p.flags &= !IORING_SETUP_ATTACH_WQ;
