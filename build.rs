@@ -1,8 +1,14 @@
-//! Gives the shared library liburing's SONAME and symbol versions.
+//! Gives the shared library liburing's SONAME and symbol versions, and
+//! links in the header's inline helpers as real symbols (liburing-ffi's
+//! symbol set, see src/inline_ffi.c).
 use std::path::Path;
 
+/// Static library holding src/inline_ffi.c, linked whole into every crate type.
+const INLINE_FFI_LIB: &str = "rsuring_inline_ffi";
+
 fn main() {
-    let map = Path::new(env!("CARGO_MANIFEST_DIR")).join("liburing.map");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = root.join("liburing.map");
     println!("cargo:rerun-if-changed={}", map.display());
     println!("cargo:rerun-if-changed=tools/linker.sh");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liburing.so.2");
@@ -10,4 +16,48 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
+    build_inline_ffi(root);
+}
+
+/// Compiles the inline helpers of include/liburing.h as external definitions.
+///
+/// Nothing in the Rust code references them, so a plain static library would
+/// contribute nothing to the link: `+whole-archive` makes the linker take the
+/// object anyway, and liburing.map then exports the helpers under their
+/// versions.
+fn build_inline_ffi(root: &Path) {
+    let source = root.join("src/inline_ffi.c");
+    let include = root.join("include");
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        include.join("liburing.h").display()
+    );
+    for dir in ["liburing", "liburing/io_uring"] {
+        // A directory entry only notices files added or removed; list them.
+        let dir = include.join(dir);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        for entry in std::fs::read_dir(&dir).expect("include/liburing") {
+            let path = entry.expect("include/liburing entry").path();
+            if path.extension().is_some_and(|e| e == "h") {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+        }
+    }
+
+    cc::Build::new()
+        .file(&source)
+        .include(&include)
+        .warnings(true)
+        .extra_warnings(true)
+        .warnings_into_errors(true)
+        .cargo_metadata(false)
+        .compile(INLINE_FFI_LIB);
+
+    let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
+    println!("cargo:rustc-link-search=native={out_dir}");
+    println!("cargo:rustc-link-lib=static:+whole-archive={INLINE_FFI_LIB}");
+    for var in ["CC", "CFLAGS", "TARGET_CC", "TARGET_CFLAGS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
 }

@@ -51,16 +51,13 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <linux/swab.h>
-#include <linux/ioctl.h>
-#include <linux/time_types.h>	/* struct __kernel_timespec */
-#include <linux/openat2.h>	/* struct open_how */
+#include <linux/filter.h>	/* struct sock_filter, for BPF filters */
 
-/* <linux/time_types.h> is already in; the uapi header need not look again */
-#ifndef UAPI_LINUX_IO_URING_H_SKIP_LINUX_TIME_TYPES_H
-#define UAPI_LINUX_IO_URING_H_SKIP_LINUX_TIME_TYPES_H 1
-#endif
-
+/* __kernel_timespec, open_how, block uring_cmd opcodes */
+#include "liburing/compat.h"
 #include "liburing/io_uring.h"
+#include "liburing/io_uring/query.h"
+#include "liburing/io_uring/bpf_filter.h"
 #include "liburing/io_uring_version.h"
 #include "liburing/barrier.h"
 
@@ -85,14 +82,6 @@
 #endif
 #if defined(IORING_SETUP_SQ_REWIND)
 #define RSURING_UAPI_6_18 1
-#endif
-
-/* Block-device uring_cmd opcodes (<linux/blkdev.h> on recent kernels) */
-#ifndef BLOCK_URING_CMD_DISCARD
-#define BLOCK_URING_CMD_DISCARD		_IO(0x12, 0)
-#endif
-#ifndef BLOCK_URING_CMD_ZONE_RESET_ALL
-#define BLOCK_URING_CMD_ZONE_RESET_ALL	_IO(0x12, 1)
 #endif
 
 #ifndef uring_unlikely
@@ -137,7 +126,8 @@
 
 /*
  * IOURINGINLINE: linkage of the public inline helpers.  A build that wants
- * them as real symbols (an FFI shim) may define it beforehand, e.g. empty.
+ * them as real symbols defines it beforehand, empty: src/inline_ffi.c does,
+ * which gives librsuring.so liburing-ffi's symbol set.
  * C++20 modules cannot export "static" functions, hence plain "inline"
  * there.  _LOCAL_INLINE: helpers that are never exported.
  */
@@ -245,13 +235,6 @@ struct io_uring_zcrx_rq {
 /* ------------------------------------------------------------------------
  * 3. Exported functions (generated; do not declare them here)
  * ------------------------------------------------------------------------ */
-
-/*
- * Argument types of exported functions that are defined in uapi headers
- * this file does not pull in (io_uring/bpf_filter.h, io_uring/query.h).
- */
-struct io_uring_bpf;
-struct io_uring_query_hdr;
 
 #include "liburing/rsuring_api.h"
 
@@ -859,9 +842,12 @@ IOURINGINLINE void io_uring_prep_statx(struct io_uring_sqe *sqe, int dfd,
 	sqe->statx_flags = (__u32) flags;
 }
 
-/* len is 32 bits on the wire; see io_uring_prep_fadvise64() for more. */
+/*
+ * len is 32 bits on the wire (liburing before 2.7 declared it off_t); see
+ * io_uring_prep_fadvise64() for longer ranges.
+ */
 IOURINGINLINE void io_uring_prep_fadvise(struct io_uring_sqe *sqe, int fd,
-					 __u64 offset, off_t len, int advice)
+					 __u64 offset, __u32 len, int advice)
 	LIBURING_NOEXCEPT
 {
 	io_uring_prep_rw(IORING_OP_FADVISE, sqe, fd, NULL, (__u32) len, offset);
@@ -869,7 +855,7 @@ IOURINGINLINE void io_uring_prep_fadvise(struct io_uring_sqe *sqe, int fd,
 }
 
 IOURINGINLINE void io_uring_prep_madvise(struct io_uring_sqe *sqe, void *addr,
-					 off_t length, int advice)
+					 __u32 length, int advice)
 	LIBURING_NOEXCEPT
 {
 	io_uring_prep_rw(IORING_OP_MADVISE, sqe, -1, addr, (__u32) length, 0);
@@ -1665,25 +1651,28 @@ IOURINGINLINE int io_uring_wait_cqe_nr(struct io_uring *ring,
 }
 
 /*
- * Is this CQE library-internal, to be consumed silently?  That is a
- * padding entry of a CQE_MIXED ring, or the completion of the timeout
- * that the wait functions queue on kernels without IORING_FEAT_EXT_ARG.
- * A failed internal timeout hands its error to *err.
+ * Consume cqe if it is library-internal: a padding entry of a CQE_MIXED
+ * ring, or the completion of the timeout that the wait functions queue on
+ * kernels without IORING_FEAT_EXT_ARG.  True when it was consumed and the
+ * caller should look at the next one; false for an application CQE (left
+ * in place), or for a failed internal timeout (consumed, its error in
+ * *err).
  */
-_LOCAL_INLINE bool __rsuring_cqe_is_internal(const struct io_uring *ring,
-					     const struct io_uring_cqe *cqe,
-					     int *err) LIBURING_NOEXCEPT
+_LOCAL_INLINE bool io_uring_skip_cqe(struct io_uring *ring,
+				     struct io_uring_cqe *cqe, int *err)
+	LIBURING_NOEXCEPT
 {
-	if ((ring->flags & IORING_SETUP_CQE_MIXED) &&
-	    (cqe->flags & IORING_CQE_F_SKIP))
-		return true;
-	if (ring->features & IORING_FEAT_EXT_ARG)
-		return false;
-	if (cqe->user_data != LIBURING_UDATA_TIMEOUT)
-		return false;
-	if (cqe->res < 0)
-		*err = cqe->res;
-	return true;
+	if (!(ring->flags & IORING_SETUP_CQE_MIXED) ||
+	    !(cqe->flags & IORING_CQE_F_SKIP)) {
+		if (ring->features & IORING_FEAT_EXT_ARG)
+			return false;
+		if (cqe->user_data != LIBURING_UDATA_TIMEOUT)
+			return false;
+		if (cqe->res < 0)
+			*err = cqe->res;
+	}
+	io_uring_cq_advance(ring, __rsuring_cqe_slots(ring, cqe));
+	return !*err;
 }
 
 /*
@@ -1713,12 +1702,13 @@ IOURINGINLINE int __io_uring_peek_cqe(struct io_uring *ring,
 			break;
 
 		cqe = &ring->cq.cqes[(head & mask) << shift];
-		if (!__rsuring_cqe_is_internal(ring, cqe, &err))
+		if (!io_uring_skip_cqe(ring, cqe, &err)) {
+			/* a failed internal timeout is gone already */
+			if (err)
+				cqe = NULL;
 			break;
-		io_uring_cq_advance(ring, __rsuring_cqe_slots(ring, cqe));
+		}
 		cqe = NULL;
-		if (err)
-			break;
 	}
 
 	*cqe_ptr = cqe;
@@ -1893,6 +1883,25 @@ IOURINGINLINE void io_uring_buf_ring_cq_advance(struct io_uring *ring,
 						int count) LIBURING_NOEXCEPT
 {
 	__io_uring_buf_ring_cq_advance(ring, br, count, count);
+}
+
+/*
+ * Buffers the application has added to buffer group bgid that the kernel
+ * has not consumed yet (from the kernel's head, io_uring_buf_ring_head()),
+ * or -errno.
+ */
+IOURINGINLINE int io_uring_buf_ring_available(struct io_uring *ring,
+					      struct io_uring_buf_ring *br,
+					      unsigned short bgid)
+	LIBURING_NOEXCEPT
+{
+	uint16_t head;
+	int ret = io_uring_buf_ring_head(ring, bgid, &head);
+
+	if (ret)
+		return ret;
+	/* both are 16-bit ring positions: the difference wraps correctly */
+	return (uint16_t) (br->tail - head);
 }
 
 #ifdef __cplusplus

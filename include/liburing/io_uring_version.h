@@ -6,7 +6,7 @@
 #define LIBURING_VERSION_H
 
 #define IO_URING_VERSION_MAJOR 2
-#define IO_URING_VERSION_MINOR 4
+#define IO_URING_VERSION_MINOR 15
 
 /*
  * Compile-time check, usable in #if: true when the headers are OLDER than

@@ -7,7 +7,7 @@ use crate::sys::{self, io_uring_params};
 /// Major version of the liburing API this library implements.
 pub const VERSION_MAJOR: c_int = 2;
 /// Minor version of the liburing API this library implements.
-pub const VERSION_MINOR: c_int = 4;
+pub const VERSION_MINOR: c_int = 15;
 
 /// io_uring_setup(2); `-errno` on failure.
 ///
