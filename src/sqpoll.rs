@@ -307,6 +307,7 @@ pub unsafe fn init(
         *ring = io_uring::zeroed();
         return -libc::EINVAL;
     }
+    let requested = *p;
     let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
     let transparent = cfg.transparent && transparent_ok(p.flags);
     if transparent {
@@ -319,11 +320,40 @@ pub unsafe fn init(
         }
     }
     // An application that attaches rings itself keeps full control.
-    if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
+    let ret = if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
+        // SAFETY: forwarded contract.
+        unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) }
+    } else {
+        // SAFETY: forwarded contract.
+        unsafe { init_shared(cfg, entries, ring, p, buf, buf_size) }
+    };
+    if !transparent {
+        return ret;
+    }
+    if ret < 0 {
+        // The kernel refuses SQPOLL with some setups: give the application
+        // the ring it asked for.
+        *p = requested;
         // SAFETY: forwarded contract.
         return unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
     }
+    ring.int_flags |= int_flags::SQPOLL_TRANSPARENT;
+    ret
+}
 
+/// Creates an SQPOLL ring in the poller group of its CPU, attaching it to a
+/// live member's SQ thread when the group exists.
+///
+/// # Safety
+/// As for [`setup::init_with_params`].
+unsafe fn init_shared(
+    cfg: &Config,
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
     let mut reg = lock();
     let cpu = if p.flags & IORING_SETUP_SQ_AFF != 0 {
         if !cpu_online(p.sq_thread_cpu) {
@@ -362,9 +392,6 @@ pub unsafe fn init(
             ring.flags &= !IORING_SETUP_ATTACH_WQ;
         }
         if ret >= 0 {
-            if transparent {
-                ring.int_flags |= int_flags::SQPOLL_TRANSPARENT;
-            }
             // A REGISTERED_FD_ONLY ring has no fd to anchor others with; it
             // shares the poller but cannot be found in the registry.
             if ring.ring_fd >= 0 {
