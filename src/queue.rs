@@ -93,6 +93,7 @@ impl io_uring {
             return tail;
         }
         if self.sq.sqe_head != tail {
+            self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
             self.sq.sqe_head = tail;
             // Release: the SQE contents must be visible before the tail.
             // SAFETY: ktail points into the live SQ ring mapping.
@@ -421,7 +422,6 @@ impl io_uring {
             // SAFETY: no argument is passed.
             unsafe { self.enter(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
         } else {
-            self.stats_submitted_without_enter(submitted);
             submitted as c_int
         }
     }

@@ -113,24 +113,30 @@ impl io_uring {
         }
     }
 
-    /// Counts one io_uring_enter and the SQEs it consumed.
+    /// Counts one io_uring_enter and the SQEs it consumed. (On SQPOLL rings
+    /// the kernel reports `to_submit` back, whoever consumes the SQEs, so
+    /// those count when they are published: [`Self::stats_published`].)
     #[inline(always)]
     pub fn stats_enter(&mut self, flags: u32, ret: i32) {
+        let sqpoll = self.flags & crate::sys::IORING_SETUP_SQPOLL != 0;
         if let Some(ext) = self.ext_mut() {
             match EnterReason::of(flags) {
                 EnterReason::Submit => ext.stats.enters_submit += 1,
                 EnterReason::Wait => ext.stats.enters_wait += 1,
                 EnterReason::Wakeup => ext.stats.enters_wakeup += 1,
             }
-            if ret > 0 {
+            if ret > 0 && !sqpoll {
                 ext.stats.sqes_submitted += ret as u64;
             }
         }
     }
 
-    /// Counts SQEs handed to an awake SQ poll thread without a system call.
+    /// Counts SQEs newly published to an SQ poll thread.
     #[inline(always)]
-    pub fn stats_submitted_without_enter(&mut self, n: u32) {
+    pub fn stats_published(&mut self, n: u32) {
+        if self.flags & crate::sys::IORING_SETUP_SQPOLL == 0 {
+            return;
+        }
         if let Some(ext) = self.ext_mut() {
             ext.stats.sqes_submitted += n as u64;
         }
