@@ -187,8 +187,8 @@ def main():
     hi = max(1.2, max(all_ratios) + 0.15)
     ax.set_xlim(lo, hi)
     ax.set_xlabel(
-        "rsuring speed relative to baseline (>1 = rsuring faster); solid: wall clock, "
-        "hatched: per CPU-second; black tick: target"
+        "rsuring speed relative to baseline (> 1: rsuring faster)\n"
+        "solid: wall clock; hatched: per CPU-second; black tick: target"
     )
     ax.set_title(f"rsuring / liburing (and references), {env['date']}")
     fig.tight_layout()

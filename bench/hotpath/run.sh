@@ -150,9 +150,10 @@ run_variant() {
 	[[ $variant == *-reg ]] && cmd+=(regring)
 
 	if [[ $variant == tio* ]]; then
-		# t/io_uring prints IOPS once a second; drop the first (ramp-up).
-		# Its rate per CPU-second: IOPS / (CPU time / wall time) of the run.
-		local x=1 secs times
+		# t/io_uring prints IOPS once a second; the figure is the median
+		# without the first (ramp-up). Its rate per CPU-second is estimated
+		# as the mean of all samples / (CPU time / wall time) of the run.
+		local x=1 secs times samples mean
 		[[ $variant == tio-x0 ]] && x=0
 		secs=$(awk -v d="$DUR" 'BEGIN { s = int(d + 0.999) + 2; print (s < 3 ? 3 : s) }')
 		out=$({
@@ -161,12 +162,14 @@ run_variant() {
 		} 2>"$WORK/time.txt") ||
 			{ cat "$err" >&2; fail "$case/$variant: t/io_uring failed"; }
 		times=$(tail -1 "$WORK/time.txt")
-		value=$(printf '%s\n' "$out" | sed -n 's/^IOPS=\([0-9.]*\)\([KM]\{0,1\}\),.*/\1 \2/p' |
-			awk 'NR > 1 { printf "%.0f\n", $1 * ($2 == "M" ? 1e6 : $2 == "K" ? 1e3 : 1) }' | sort -g |
+		samples=$(printf '%s\n' "$out" | sed -n 's/^IOPS=\([0-9.]*\)\([KM]\{0,1\}\),.*/\1 \2/p' |
+			awk '{ printf "%.0f\n", $1 * ($2 == "M" ? 1e6 : $2 == "K" ? 1e3 : 1) }')
+		mean=$(awk '{ s += $1; n++ } END { if (n) print s / n }' <<<"$samples")
+		value=$(awk 'NR > 1' <<<"$samples" | sort -g |
 			awk '{ a[++n] = $1 } END { if (!n) exit 1; print (n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) }') ||
 			{ printf '%s\n' "$out" >&2; fail "$case/$variant: no IOPS in t/io_uring's output"; }
 		printf '%s\t%s\t%s\t%s\n' "$case" "$variant" "$value" "ops/s" >>"$RAW"
-		awk -v t="$times" -v v="$value" -v c="$case@cpu" -v n="$variant" 'BEGIN {
+		awk -v t="$times" -v v="$mean" -v c="$case@cpu" -v n="$variant" 'BEGIN {
 			split(t, x); if (x[2] + x[3] > 0) printf "%s\t%s\t%.6g\tops/CPU-s\n", c, n, v * x[1] / (x[2] + x[3]) }' >>"$RAW"
 		return
 	fi
