@@ -1,9 +1,11 @@
 //! Gives the shared library liburing's SONAME and symbol versions, and
 //! links in the header's inline helpers as real symbols (liburing-ffi's
-//! symbol set, see src/inline_ffi.c).
+//! symbol set, see src/inline_ffi.c) and liburing-ffi's LIBURING_2.4
+//! restatements of older functions (src/ffi_restated.c).
 use std::path::Path;
 
-/// Static library holding src/inline_ffi.c, linked whole into every crate type.
+/// Static library holding src/inline_ffi.c and src/ffi_restated.c, linked
+/// whole into every crate type.
 const INLINE_FFI_LIB: &str = "rsuring_inline_ffi";
 
 fn main() {
@@ -19,16 +21,22 @@ fn main() {
     build_inline_ffi(root);
 }
 
-/// Compiles the inline helpers of include/liburing.h as external definitions.
+/// Compiles the inline helpers of include/liburing.h as external definitions,
+/// and the `name@LIBURING_2.4` entry points of src/ffi_restated.c.
 ///
 /// Nothing in the Rust code references them, so a plain static library would
 /// contribute nothing to the link: `+whole-archive` makes the linker take the
-/// object anyway, and liburing.map then exports the helpers under their
-/// versions.
+/// objects anyway, and liburing.map then exports the helpers under their
+/// versions (the restated names carry theirs from `.symver`).
 fn build_inline_ffi(root: &Path) {
-    let source = root.join("src/inline_ffi.c");
+    let sources = [
+        root.join("src/inline_ffi.c"),
+        root.join("src/ffi_restated.c"),
+    ];
     let include = root.join("include");
-    println!("cargo:rerun-if-changed={}", source.display());
+    for source in &sources {
+        println!("cargo:rerun-if-changed={}", source.display());
+    }
     println!(
         "cargo:rerun-if-changed={}",
         include.join("liburing.h").display()
@@ -46,7 +54,7 @@ fn build_inline_ffi(root: &Path) {
     }
 
     cc::Build::new()
-        .file(&source)
+        .files(&sources)
         .include(&include)
         .warnings(true)
         .extra_warnings(true)

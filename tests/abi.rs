@@ -1,7 +1,8 @@
 //! The shared library's ABI: exactly liburing's symbols with liburing's
-//! version nodes (plus rsuring's own node), no Rust symbol leaking, and an
-//! unmodified binary built against Debian's liburing running on rsuring
-//! through LD_PRELOAD and through LD_LIBRARY_PATH.
+//! version nodes (plus rsuring's own node, and liburing-ffi's non-default
+//! `LIBURING_2.4` restatements), no Rust symbol leaking, and an unmodified
+//! binary built against Debian's liburing running on rsuring through
+//! LD_PRELOAD and through LD_LIBRARY_PATH.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -49,7 +50,36 @@ fn declared() -> BTreeSet<(String, String)> {
     out
 }
 
-/// (version, symbol) pairs the library defines, from `objdump -T`.
+/// Names src/ffi_restated.c exports a second time as the non-default
+/// `name@LIBURING_2.4` (its `RSURING_FFI_RESTATED` list, one
+/// `X(ret, name, params, args)` or `XV(...)` entry a line).
+fn restated() -> Vec<String> {
+    let src = std::fs::read_to_string(repo().join("src/ffi_restated.c")).unwrap();
+    let mut lines = src
+        .lines()
+        .skip_while(|l| !l.starts_with("#define RSURING_FFI_RESTATED("));
+    let head = lines
+        .next()
+        .expect("RSURING_FFI_RESTATED in src/ffi_restated.c");
+    assert!(head.ends_with('\\'), "RSURING_FFI_RESTATED: {head}");
+    let mut out = Vec::new();
+    for line in lines {
+        let entry = line.trim().trim_end_matches('\\').trim();
+        let fields = entry
+            .strip_prefix("X(")
+            .or_else(|| entry.strip_prefix("XV("))
+            .unwrap_or_else(|| panic!("not an X/XV entry: {line:?}"));
+        let name = fields.split(',').nth(1).expect("X(ret, name, ...)").trim();
+        out.push(name.to_string());
+        if !line.trim_end().ends_with('\\') {
+            break;
+        }
+    }
+    out
+}
+
+/// (version, symbol) pairs the library defines, from `objdump -T`; a
+/// non-default version is in parentheses, `(LIBURING_2.4)`.
 fn exported(lib: &Path) -> BTreeSet<(String, String)> {
     let out = Command::new("objdump")
         .arg("-T")
@@ -76,8 +106,29 @@ fn exports_exactly_the_declared_versioned_symbols() {
         declared.len() >= 59,
         "liburing.map parsed too few symbols: {declared:?}"
     );
-    let missing: Vec<_> = declared.difference(&exported).collect();
-    let extra: Vec<_> = exported.difference(&declared).collect();
+    // liburing-ffi's restatements: each a liburing.so function whose
+    // default version is another node, exported once more as a non-default
+    // LIBURING_2.4 version, and nothing else without a declaration.
+    let restated = restated();
+    assert_eq!(
+        restated.len(),
+        53,
+        "liburing 2.15's liburing-ffi.map restates 53 functions in LIBURING_2.4: {restated:?}"
+    );
+    let mut allowed = declared.clone();
+    for name in &restated {
+        let nodes: Vec<_> = declared.iter().filter(|(_, s)| s == name).collect();
+        assert!(
+            nodes.len() == 1 && nodes[0].0 != "LIBURING_2.4",
+            "{name}: restated in src/ffi_restated.c, but liburing.map has it in {nodes:?}"
+        );
+        assert!(
+            allowed.insert(("(LIBURING_2.4)".to_string(), name.clone())),
+            "{name} listed twice"
+        );
+    }
+    let missing: Vec<_> = allowed.difference(&exported).collect();
+    let extra: Vec<_> = exported.difference(&allowed).collect();
     assert!(
         missing.is_empty(),
         "declared but not exported (or wrong version): {missing:?}"

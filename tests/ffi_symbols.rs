@@ -7,8 +7,11 @@
 //! liburing-ffi's first node (`LIBURING_2.4`) restates the functions that
 //! liburing.so exports under other nodes (2.0 to 2.3, and 2.6 for the NAPI
 //! pair); one library file cannot give a symbol two default versions, so
-//! those names resolve under the node of our liburing.map, and the test
-//! checks that this is the only difference.
+//! those names' default version is the node of our liburing.map, and
+//! src/ffi_restated.c adds each as a non-default `name@LIBURING_2.4`, which
+//! binaries linked against liburing's own liburing-ffi.so.2 reference. The
+//! tests check that this is the only difference and that those entry points
+//! work.
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint, c_void, CStr, CString};
@@ -373,6 +376,17 @@ impl Library {
         assert!(!p.is_null(), "dlsym {name}: {}", dlerror());
         std::mem::transmute_copy(&p)
     }
+
+    /// The function `name@version` as a `F`, as `func` does.
+    ///
+    /// # Safety
+    /// `F` must be the C prototype of `name` from liburing.h.
+    unsafe fn vfunc<F: Copy>(&self, name: &str, version: &str) -> F {
+        assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+        let p = self.vsym(name, version);
+        assert!(!p.is_null(), "dlvsym {name}@{version}: {}", dlerror());
+        std::mem::transmute_copy(&p)
+    }
 }
 
 fn dlerror() -> String {
@@ -412,13 +426,84 @@ fn every_liburing_ffi_symbol_resolves_with_its_version() {
                 versioned, plain,
                 "{name}@{node} does not resolve to the default {name}"
             );
+            // What a binary linked against liburing's liburing-ffi.so.2 asks for.
+            let ffi = lib.vsym(name, ffi_node);
+            assert!(
+                !ffi.is_null(),
+                "{name}@{ffi_node} does not resolve: {}",
+                dlerror()
+            );
+            if node != ffi_node {
+                assert_ne!(
+                    ffi, plain,
+                    "{name}@{ffi_node} should be src/ffi_restated.c's entry point"
+                );
+            }
         }
     }
     assert_eq!(count, 223, "liburing 2.15's liburing-ffi.map has 223 names");
+    assert_eq!(
+        restated.len(),
+        53,
+        "liburing-ffi's LIBURING_2.4 restates 53 names: {restated:?}"
+    );
     println!(
-        "{count} liburing-ffi names resolve; {} under liburing.so's node: {restated:?}",
+        "{count} liburing-ffi names resolve with liburing-ffi's version; {} also \
+         (as default) under liburing.so's node: {restated:?}",
         restated.len()
     );
+}
+
+/// A ring driven only through the `@LIBURING_2.4` entry points, as a binary
+/// linked against liburing's own liburing-ffi.so.2 drives it.
+#[test]
+fn restated_functions_work_through_their_liburing_ffi_version() {
+    let lib = Library::open(&library());
+    const V: &str = "LIBURING_2.4";
+    // SAFETY: each type below is the function's prototype in liburing.h.
+    unsafe {
+        let queue_init: extern "C" fn(c_uint, *mut Ring, c_uint) -> c_int =
+            lib.vfunc("io_uring_queue_init", V);
+        let queue_exit: extern "C" fn(*mut Ring) = lib.vfunc("io_uring_queue_exit", V);
+        let get_sqe: extern "C" fn(*mut Ring) -> *mut Sqe = lib.vfunc("io_uring_get_sqe", V);
+        let prep_nop: extern "C" fn(*mut Sqe) = lib.vfunc("io_uring_prep_nop", V);
+        let set_data64: extern "C" fn(*mut Sqe, u64) = lib.vfunc("io_uring_sqe_set_data64", V);
+        let submit: extern "C" fn(*mut Ring) -> c_int = lib.vfunc("io_uring_submit", V);
+        let get_cqe: extern "C" fn(*mut Ring, *mut *mut Cqe, c_uint, c_uint, *mut c_void) -> c_int =
+            lib.vfunc("__io_uring_get_cqe", V);
+        let peek_batch: extern "C" fn(*mut Ring, *mut *mut Cqe, c_uint) -> c_uint =
+            lib.vfunc("io_uring_peek_batch_cqe", V);
+        let cqe_seen: extern "C" fn(*mut Ring, *mut Cqe) = lib.vfunc("io_uring_cqe_seen", V);
+        let mlock_size: extern "C" fn(c_uint, c_uint) -> isize =
+            lib.vfunc("io_uring_mlock_size", V);
+
+        assert!(mlock_size(8, 0) >= 0);
+
+        let mut ring = Box::new(Ring([0; 256]));
+        let ring: *mut Ring = &mut *ring;
+        let ret = queue_init(8, ring, 0);
+        if ret == -libc::ENOSYS || ret == -libc::EPERM {
+            println!("skipped the live part: io_uring unavailable ({ret})");
+            return;
+        }
+        assert_eq!(ret, 0, "io_uring_queue_init@{V}");
+
+        let sqe = get_sqe(ring);
+        assert!(!sqe.is_null(), "io_uring_get_sqe@{V}");
+        prep_nop(sqe);
+        set_data64(sqe, 0x2400);
+        assert_eq!(submit(ring), 1, "io_uring_submit@{V}");
+        let mut cqe: *mut Cqe = std::ptr::null_mut();
+        assert_eq!(get_cqe(ring, &mut cqe, 0, 1, std::ptr::null_mut()), 0);
+        assert!(!cqe.is_null());
+        assert_eq!(((*cqe).user_data, (*cqe).res), (0x2400, 0));
+        let mut batch = [std::ptr::null_mut::<Cqe>(); 4];
+        assert_eq!(peek_batch(ring, batch.as_mut_ptr(), 4), 1);
+        assert_eq!(batch[0], cqe);
+        cqe_seen(ring, cqe);
+        assert_eq!(peek_batch(ring, batch.as_mut_ptr(), 4), 0);
+        queue_exit(ring);
+    }
 }
 
 /// struct io_uring as opaque, suitably aligned storage (216 bytes in C).
