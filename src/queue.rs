@@ -9,7 +9,7 @@ use core::ffi::{c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use crate::ring::{int_flags, io_uring, load, store};
+use crate::ring::{int_flags, io_uring, load, rs_flags, store};
 use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
 use crate::sys::{
     IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP,
@@ -36,6 +36,30 @@ impl io_uring {
     /// `arg`/`sz` must describe a valid sigmask or getevents argument.
     #[inline(always)]
     unsafe fn enter(
+        &mut self,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        if self.rs_flags & rs_flags::ENTER_SLOW != 0 {
+            // SAFETY: forwarded contract.
+            return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
+        }
+        let flags = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
+        // SAFETY: forwarded contract.
+        unsafe { sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz) }
+    }
+
+    /// [`Self::enter`] for rings with an automatic ring fd registration or
+    /// statistics, kept out of line so plain rings pay one byte test.
+    ///
+    /// # Safety
+    /// As for [`Self::enter`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn enter_slow(
         &mut self,
         submit: u32,
         wait_nr: u32,
@@ -410,7 +434,7 @@ impl io_uring {
     /// Enters the kernel to submit `submitted` SQEs and/or wait for
     /// `wait_nr` completions, or skips the system call when neither the SQ
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
-    #[inline]
+    #[inline(always)]
     fn submit_inner(&mut self, submitted: u32, wait_nr: u32, getevents: bool) -> c_int {
         self.stats_observe_cq();
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
@@ -431,7 +455,7 @@ impl io_uring {
     pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
         let submitted = self.flush_sq();
         let ret = self.submit_inner(submitted, wait_nr, false);
-        if self.int_flags & int_flags::SQPOLL_TRANSPARENT != 0 {
+        if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             self.wait_sq_consumed();
         }
         ret
@@ -441,7 +465,7 @@ impl io_uring {
     pub fn submit_and_get_events(&mut self) -> c_int {
         let submitted = self.flush_sq();
         let ret = self.submit_inner(submitted, 0, true);
-        if self.int_flags & int_flags::SQPOLL_TRANSPARENT != 0 {
+        if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             self.wait_sq_consumed();
         }
         ret

@@ -3,7 +3,7 @@
 use core::ffi::{c_int, c_void};
 use core::ptr;
 
-use crate::ring::{int_flags, io_uring};
+use crate::ring::{int_flags, io_uring, rs_flags};
 use crate::sys::{self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, io_uring_params};
 use crate::sys::{
     io_uring_file_index_range, io_uring_probe, io_uring_probe_op, io_uring_rsrc_register,
@@ -201,11 +201,11 @@ pub unsafe fn files_update(ring: &io_uring, off: u32, files: *const c_int, nr: u
 /// `io_uring_register_ring_fd`: lets io_uring_enter use a registered index
 /// instead of an fd (saves the fd table lookup on every call).
 pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.int_flags & int_flags::AUTO_REG != 0 {
+    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
         if ring.on_owner_thread() {
             // Registered already by the library in this thread: from now on
             // it is the application's registration, as if this call made it.
-            ring.int_flags &= !int_flags::AUTO_REG;
+            ring.rs_flags &= !rs_flags::AUTO_REG;
             if ring.features & IORING_FEAT_REG_REG_RING != 0 {
                 ring.int_flags |= int_flags::REG_REG_RING;
             }
@@ -214,7 +214,8 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
         // Another thread: registrations are per thread, so make the one the
         // application asked for here. (The library's stays with its owner
         // thread until that thread exits.)
-        ring.int_flags &= !(int_flags::AUTO_REG | int_flags::REG_RING);
+        ring.rs_flags &= !rs_flags::AUTO_REG;
+        ring.int_flags &= !int_flags::REG_RING;
         ring.enter_ring_fd = ring.ring_fd;
     }
     if ring.int_flags & int_flags::REG_RING != 0 {
@@ -246,7 +247,7 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
 
 /// `io_uring_unregister_ring_fd`.
 pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.int_flags & int_flags::REG_RING == 0 || ring.int_flags & int_flags::AUTO_REG != 0 {
+    if ring.int_flags & int_flags::REG_RING == 0 || ring.rs_flags & rs_flags::AUTO_REG != 0 {
         // Never registered, as far as the application knows.
         return -libc::EINVAL;
     }
@@ -271,7 +272,8 @@ fn release_ring_fd(ring: &mut io_uring) -> c_int {
     };
     if ret == 1 {
         ring.enter_ring_fd = ring.ring_fd;
-        ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING | int_flags::AUTO_REG);
+        ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
+        ring.rs_flags &= !rs_flags::AUTO_REG;
     }
     ret
 }
@@ -290,7 +292,7 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         return;
     }
     if register_ring_fd(ring) == 1 {
-        ring.int_flags |= int_flags::AUTO_REG;
+        ring.rs_flags |= rs_flags::AUTO_REG;
         // io_uring_register may be called from any thread; keep it on the fd.
         ring.int_flags &= !int_flags::REG_REG_RING;
         ring.set_owner_thread();
@@ -305,7 +307,7 @@ pub fn release_ring_fd_at_exit(ring: &mut io_uring) {
     if ring.int_flags & int_flags::REG_RING == 0 {
         return;
     }
-    if ring.int_flags & int_flags::AUTO_REG != 0 && !ring.on_owner_thread() {
+    if ring.rs_flags & rs_flags::AUTO_REG != 0 && !ring.on_owner_thread() {
         return;
     }
     release_ring_fd(ring);
@@ -316,7 +318,7 @@ pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
     if ring.features & IORING_FEAT_REG_REG_RING == 0 {
         return -libc::EOPNOTSUPP;
     }
-    if ring.int_flags & int_flags::REG_RING == 0 || ring.int_flags & int_flags::AUTO_REG != 0 {
+    if ring.int_flags & int_flags::REG_RING == 0 || ring.rs_flags & rs_flags::AUTO_REG != 0 {
         return -libc::EINVAL;
     }
     if ring.ring_fd == -1 {

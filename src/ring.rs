@@ -24,16 +24,25 @@ pub mod int_flags {
     pub const APP_MEM: u8 = 2;
     /// Completions need io_uring_enter even when the CQ looks empty (IOPOLL).
     pub const CQ_ENTER: u8 = 4;
-    /// The ring belongs to a shared per-CPU SQPOLL group (rsuring only;
-    /// liburing leaves this bit unused).
-    pub const SQPOLL_SHARED: u8 = 8;
-    /// rsuring registered the ring fd by itself (DEFER_TASKRUN rings); the
-    /// application did not ask for it and must not see it (rsuring only).
-    pub const AUTO_REG: u8 = 32;
-    /// SQPOLL was added by RSURING_SQPOLL=1, not asked for (rsuring only).
-    pub const SQPOLL_TRANSPARENT: u8 = 64;
     /// The bits that are passed through as io_uring_enter flags.
     pub const ENTER_MASK: u8 = REG_RING | NO_IOWAIT;
+}
+
+/// rsuring's own per-ring flags, kept in `io_uring::rs_flags` (the first
+/// byte of liburing's `pad[3]`, which nothing else reads). All zero for a
+/// plain ring, so the hot paths test one byte to skip every extension.
+pub mod rs_flags {
+    /// The ring belongs to a shared per-CPU SQPOLL group.
+    pub const SQPOLL_SHARED: u8 = 1;
+    /// rsuring registered the ring fd by itself (SINGLE_ISSUER rings); the
+    /// application did not ask for it and must not see it.
+    pub const AUTO_REG: u8 = 2;
+    /// SQPOLL was added by RSURING_SQPOLL=1, not asked for.
+    pub const SQPOLL_TRANSPARENT: u8 = 4;
+    /// Statistics are on (`io_uring_cq::ext` is set).
+    pub const STATS: u8 = 8;
+    /// Extensions an io_uring_enter has to look at.
+    pub const ENTER_SLOW: u8 = AUTO_REG | STATS;
 }
 
 /// `struct io_uring_sq`.
@@ -90,9 +99,11 @@ pub struct io_uring {
     pub features: u32,
     pub enter_ring_fd: c_int,
     pub int_flags: u8,
-    pub pad: [u8; 3],
+    /// liburing's `pad[0]`: rsuring's own flags (see [`rs_flags`]).
+    pub rs_flags: u8,
+    pub pad: [u8; 2],
     /// liburing's `pad2`: with `sq.owner_lo`, the pthread that registered
-    /// the ring fd on the application's behalf (see `int_flags::AUTO_REG`).
+    /// the ring fd on the application's behalf (see `rs_flags::AUTO_REG`).
     pub owner_hi: u32,
 }
 
@@ -167,7 +178,7 @@ impl io_uring {
     /// so any other thread goes through the plain fd, as it would have.
     #[inline(always)]
     pub fn enter_target(&self) -> (u32, u32) {
-        if self.int_flags & int_flags::AUTO_REG != 0 && !self.on_owner_thread() {
+        if self.rs_flags & rs_flags::AUTO_REG != 0 && !self.on_owner_thread() {
             return (
                 self.ring_fd as u32,
                 (self.int_flags & int_flags::NO_IOWAIT) as u32,

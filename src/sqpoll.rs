@@ -9,7 +9,7 @@
 //!
 //! The registry is process-wide and guarded by a lock that only ring setup,
 //! exit and queries take, never the submit/complete paths. A ring that
-//! belongs to a group is marked by `int_flags::SQPOLL_SHARED` in its own
+//! belongs to a group is marked by `rs_flags::SQPOLL_SHARED` in its own
 //! `struct io_uring`, so exit knows to leave without a lookup for other rings.
 
 use core::cell::UnsafeCell;
@@ -17,7 +17,7 @@ use core::ffi::{c_int, c_void};
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
 
-use crate::ring::{int_flags, io_uring};
+use crate::ring::{io_uring, rs_flags};
 use crate::setup;
 use crate::sys::{
     io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_R_DISABLED,
@@ -337,7 +337,7 @@ pub unsafe fn init(
         // SAFETY: forwarded contract.
         return unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
     }
-    ring.int_flags |= int_flags::SQPOLL_TRANSPARENT;
+    ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
     ret
 }
 
@@ -396,7 +396,7 @@ unsafe fn init_shared(
             // shares the poller but cannot be found in the registry.
             if ring.ring_fd >= 0 {
                 reg.add(cpu, ring.ring_fd);
-                ring.int_flags |= int_flags::SQPOLL_SHARED;
+                ring.rs_flags |= rs_flags::SQPOLL_SHARED;
             }
             return ret;
         }
@@ -411,10 +411,10 @@ unsafe fn init_shared(
 
 /// Takes a ring out of its poller group (before its fd is closed).
 pub fn leave(ring: &mut io_uring) {
-    if ring.int_flags & int_flags::SQPOLL_SHARED == 0 {
+    if ring.rs_flags & rs_flags::SQPOLL_SHARED == 0 {
         return;
     }
-    ring.int_flags &= !int_flags::SQPOLL_SHARED;
+    ring.rs_flags &= !rs_flags::SQPOLL_SHARED;
     if ring.ring_fd >= 0 {
         lock().remove(ring.ring_fd);
     }
@@ -431,7 +431,7 @@ pub struct GroupInfo {
 
 /// The shared poller group of `ring`, if it is in one.
 pub fn group_of(ring: &io_uring) -> Option<GroupInfo> {
-    if ring.int_flags & int_flags::SQPOLL_SHARED == 0 {
+    if ring.rs_flags & rs_flags::SQPOLL_SHARED == 0 {
         return None;
     }
     let reg = lock();

@@ -14,7 +14,7 @@
 use core::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
-use crate::ring::{io_uring, load};
+use crate::ring::{io_uring, load, rs_flags};
 
 /// `struct rsuring_stats` (C layout; see include/rsuring.h).
 #[repr(C)]
@@ -91,13 +91,14 @@ impl io_uring {
                 ..Default::default()
             };
             self.cq.ext = Box::into_raw(Box::new(ext));
+            self.rs_flags |= rs_flags::STATS;
         }
     }
 
     /// Folds any CQ head movement since the last look into the counters.
     #[inline(always)]
     pub fn stats_observe_cq(&mut self) {
-        if self.cq.ext.is_null() {
+        if self.rs_flags & rs_flags::STATS == 0 {
             return;
         }
         // SAFETY: khead points into the live CQ ring mapping.
@@ -134,7 +135,8 @@ impl io_uring {
     /// Counts SQEs newly published to an SQ poll thread.
     #[inline(always)]
     pub fn stats_published(&mut self, n: u32) {
-        if self.flags & crate::sys::IORING_SETUP_SQPOLL == 0 {
+        if self.rs_flags & rs_flags::STATS == 0 || self.flags & crate::sys::IORING_SETUP_SQPOLL == 0
+        {
             return;
         }
         if let Some(ext) = self.ext_mut() {
@@ -178,5 +180,6 @@ impl io_uring {
         // SAFETY: allocated by Box::into_raw in enable_stats, freed once.
         drop(unsafe { Box::from_raw(self.cq.ext) });
         self.cq.ext = core::ptr::null_mut();
+        self.rs_flags &= !rs_flags::STATS;
     }
 }
