@@ -111,13 +111,26 @@ impl io_uring {
     /// how many SQEs the kernel has not consumed yet.
     #[inline]
     pub fn flush_sq(&mut self) -> u32 {
+        if self.rs_flags != 0 {
+            self.flush_sq_with::<true>()
+        } else {
+            self.flush_sq_with::<false>()
+        }
+    }
+
+    /// [`Self::flush_sq`]; `EXT` compiles in rsuring's extensions
+    /// (statistics), so plain rings run a version without them.
+    #[inline(always)]
+    fn flush_sq_with<const EXT: bool>(&mut self) -> u32 {
         let tail = self.sq.sqe_tail;
         if self.flags & IORING_SETUP_SQ_REWIND != 0 {
             self.sq.sqe_tail = 0;
             return tail;
         }
         if self.sq.sqe_head != tail {
-            self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
+            if EXT {
+                self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
+            }
             self.sq.sqe_head = tail;
             // Release: the SQE contents must be visible before the tail.
             // SAFETY: ktail points into the live SQ ring mapping.
@@ -435,40 +448,64 @@ impl io_uring {
     /// `wait_nr` completions, or skips the system call when neither the SQ
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     #[inline(always)]
-    fn submit_inner(&mut self, submitted: u32, wait_nr: u32, getevents: bool) -> c_int {
-        self.stats_observe_cq();
+    fn submit_with<const EXT: bool>(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+        let submitted = self.flush_sq_with::<EXT>();
+        if EXT {
+            self.stats_observe_cq();
+        }
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
         let mut flags = 0;
-        if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
+        let ret = if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
             if cq_needs_enter {
                 flags |= IORING_ENTER_GETEVENTS;
             }
-            // SAFETY: no argument is passed.
-            unsafe { self.enter(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
+            if EXT {
+                // SAFETY: no argument is passed.
+                unsafe { self.enter(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
+            } else {
+                flags |= (self.int_flags & int_flags::ENTER_MASK) as u32;
+                // SAFETY: no argument is passed.
+                unsafe {
+                    sys::io_uring_enter2(
+                        self.enter_ring_fd as u32,
+                        submitted,
+                        wait_nr,
+                        flags,
+                        ptr::null(),
+                        NSIG_BYTES,
+                    )
+                }
+            }
         } else {
             submitted as c_int
+        };
+        if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+            self.wait_sq_consumed();
         }
+        ret
+    }
+
+    /// Submission for rings using rsuring's extensions, out of line.
+    #[inline(never)]
+    fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+        self.submit_with::<true>(wait_nr, getevents)
     }
 
     /// `io_uring_submit_and_wait` (`io_uring_submit` is `wait_nr == 0`).
     #[inline]
     pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
-        let submitted = self.flush_sq();
-        let ret = self.submit_inner(submitted, wait_nr, false);
-        if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
-            self.wait_sq_consumed();
+        if self.rs_flags != 0 {
+            return self.submit_ext(wait_nr, false);
         }
-        ret
+        self.submit_with::<false>(wait_nr, false)
     }
 
     /// `io_uring_submit_and_get_events`.
     pub fn submit_and_get_events(&mut self) -> c_int {
-        let submitted = self.flush_sq();
-        let ret = self.submit_inner(submitted, 0, true);
-        if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
-            self.wait_sq_consumed();
+        if self.rs_flags != 0 {
+            return self.submit_ext(0, true);
         }
-        ret
+        self.submit_with::<false>(0, true)
     }
 
     /// For rings that got SQPOLL behind the application's back
