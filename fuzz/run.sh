@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds and runs the libFuzzer harness fuzz/ring_ops.c against rsuring.
+#
+#   fuzz/run.sh [--build-only] [LIBFUZZER_ARGS...]
+#
+# Examples:
+#   fuzz/run.sh -max_total_time=600                  # by hand: 10 minutes
+#   fuzz/run.sh -seed=1 -runs=3000 -max_total_time=45  # what the tests run
+#
+# What it does:
+#  1. builds librsuring.so with SanitizerCoverage instrumentation (stable
+#     rustc flags: -Cpasses=sancov-module + inline 8-bit counters, PC table,
+#     compare tracing) into target/fuzz-lib/, so libFuzzer's coverage
+#     feedback covers the library's Rust code, not only the harness;
+#  2. compiles the harness with clang -fsanitize=fuzzer,address and links it
+#     to that library (RPATH to a liburing.so.2 symlink, checked with ldd);
+#  3. runs it on a scratch corpus (target/fuzz/corpus, new inputs land there)
+#     seeded from fuzz/corpus/ (committed seeds), crashes in target/fuzz/.
+#
+# Why clang + libFuzzer and not cargo-fuzz: the harness drives the C ABI the
+# way C programs do (inline helpers from liburing.h + exported functions),
+# which is what must not break; cargo-fuzz would fuzz Rust calls and needs a
+# nightly toolchain for -Zsanitizer, while these flags work on stable.
+# Needs: clang and its libFuzzer runtime (Debian: clang, libclang-rt-14-dev).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then
+    build_only=1
+    shift
+fi
+
+clang=${CLANG:-$(command -v clang || true)}
+if [ -z "$clang" ]; then
+    echo "fuzz: skipped: clang not found (apt-get install clang libclang-rt-14-dev)" >&2
+    exit 77
+fi
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }' \
+    > /tmp/rsuring-fuzz-probe.$$.c
+if ! "$clang" -fsanitize=fuzzer /tmp/rsuring-fuzz-probe.$$.c -o /tmp/rsuring-fuzz-probe.$$ 2>/dev/null; then
+    rm -f /tmp/rsuring-fuzz-probe.$$*
+    echo "fuzz: skipped: $clang has no libFuzzer runtime (Debian: apt-get install libclang-rt-14-dev)" >&2
+    exit 77
+fi
+rm -f /tmp/rsuring-fuzz-probe.$$*
+
+triple=$(rustc -vV | sed -n 's/^host: //p')
+out=$repo/target/fuzz
+mkdir -p "$out/lib" "$out/corpus"
+
+# 1. The instrumented library. --target keeps RUSTFLAGS off build scripts.
+unset CARGO_ENCODED_RUSTFLAGS
+RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
+-Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
+-Cllvm-args=-sanitizer-coverage-trace-compares" \
+    cargo build --quiet --release --lib --target "$triple" --target-dir "$repo/target/fuzz-lib"
+lib=$repo/target/fuzz-lib/$triple/release/librsuring.so
+ln -sfn "$lib" "$out/lib/liburing.so.2"
+
+# 2. The harness. -rdynamic exports libFuzzer's coverage callbacks to the
+# instrumented library.
+"$clang" -g -O1 -std=gnu11 -Wall -Wextra -Werror -fsanitize=fuzzer,address \
+    -I"$repo/include" fuzz/ring_ops.c "$lib" -rdynamic \
+    -Wl,--disable-new-dtags -Wl,-rpath,"$out/lib" -o "$out/ring_ops.tmp"
+mv "$out/ring_ops.tmp" "$out/ring_ops"
+resolved=$(ldd "$out/ring_ops" | sed -n 's/^\s*liburing\.so\.2 => \(\S*\).*/\1/p')
+if [ "$(readlink -f "$resolved")" != "$(readlink -f "$lib")" ]; then
+    echo "fuzz: ring_ops resolves liburing.so.2 to '$resolved', not $lib" >&2
+    exit 1
+fi
+[ "$build_only" = 1 ] && { echo "$out/ring_ops"; exit 0; }
+
+# 3. Run. New inputs go to the scratch corpus, never into fuzz/corpus/
+# (RSURING_FUZZ_FRESH=1 starts it empty, as the tests do).
+if [ -n "${RSURING_FUZZ_FRESH:-}" ]; then
+    rm -rf "$out/corpus"
+    mkdir -p "$out/corpus"
+fi
+cd "$out"
+exec ./ring_ops -artifact_prefix="$out/" -max_len=1024 -len_control=50 -print_final_stats=1 \
+    "$@" "$out/corpus" "$repo/fuzz/corpus"
