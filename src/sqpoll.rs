@@ -300,6 +300,28 @@ pub unsafe fn init(
     buf: *mut c_void,
     buf_size: usize,
 ) -> c_int {
+    // The policy's decisions (flags it adds or strips, placement, idle
+    // time, attachment) belong to this ring only: applications commonly
+    // reuse one params struct for several rings, so the fields they filled
+    // in are given back as they were. The kernel's outputs stay.
+    let input = (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd);
+    // SAFETY: forwarded contract.
+    let ret = unsafe { init_policy(entries, ring, p, buf, buf_size) };
+    (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd) = input;
+    ret
+}
+
+/// [`init`] without giving the caller's fields back.
+///
+/// # Safety
+/// As for [`setup::init_with_params`].
+unsafe fn init_policy(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
     let cfg = config();
     let asked = p.flags & IORING_SETUP_SQPOLL_PERCPU != 0;
     p.flags &= !IORING_SETUP_SQPOLL_PERCPU;
