@@ -88,6 +88,7 @@ def main():
     cfgs = {
         "qd32/fio": ("randread-qd32.fio", FIO_URING, None, a.runtime, None),
         "qd32/rs": ("randread-qd32.fio", rs, None, a.runtime, None),
+        "qd32/rs-defer": ("randread-qd32.fio", rs, "defer_taskrun=1", a.runtime, None),
         "sq128/fio": ("randread-sqpoll-qd128.fio", FIO_URING, None, a.runtime, None),
         "sq128/rs": ("randread-sqpoll-qd128.fio", rs, None, a.runtime, None),
         "seed/fio": ("seed-4x32-sqpoll.fio", FIO_URING, None, a.runtime, None),
@@ -105,7 +106,12 @@ def main():
     t0 = time.time()
     results = {k: [] for k in cfgs}
     for r in range(a.rounds):
-        for k, (job, eng, opt, rt, qd) in cfgs.items():
+        # Alternate the order (ABBA) so slow drifts in background load do
+        # not favour whichever engine always runs first.
+        order = list(cfgs.items())
+        if r % 2:
+            order.reverse()
+        for k, (job, eng, opt, rt, qd) in order:
             res = run_fio(a, job, eng, opt, rt, qd)
             results[k].append(res)
             print(f"round {r + 1}/{a.rounds} {k:20s} {kiops(res['iops']):>8s} IOPS"
@@ -127,7 +133,8 @@ def main():
              f"Linux {platform.release()}, {os.cpu_count()} CPUs, fio-3.33 built "
              f"by build.sh (both engines in the same binary)")
     L.append(f"- 4k random reads, O_DIRECT, on a loop device (`--direct-io=on`) over "
-             f"a 256 MiB /dev/shm file; {a.rounds} interleaved rounds, median shown; "
+             f"a 256 MiB /dev/shm file; {a.rounds} interleaved rounds (order reversed "
+             f"every other round), median shown; "
              f"{a.runtime} s per throughput run, {a.lat_runtime} s per latency run")
     L.append(f"- load average before/after: {load_before[0]:.1f} / {load_after[0]:.1f} "
              f"(other work on the machine makes single runs noisy); "
@@ -135,12 +142,22 @@ def main():
     L.append("")
     L.append("## Same job, both engines")
     L.append("")
-    L.append("| job | fio io_uring IOPS | rsuring IOPS | rsuring / io_uring |")
+    L.append("fio's io_uring engine always sets up `SINGLE_ISSUER | DEFER_TASKRUN` "
+             "where it can (not with an SQ thread); the rsuring engine does so "
+             "with `defer_taskrun=1` and otherwise creates a plain ring.")
+    L.append("")
+    L.append("| job | fio io_uring IOPS | rsuring IOPS (ratio) "
+             "| rsuring `defer_taskrun=1` IOPS (ratio) |")
     L.append("| --- | ---: | ---: | ---: |")
     for label, k in (("plain, QD 32", "qd32"),
                      ("sqthread_poll, QD 128 (job on CPU 0, SQ thread on CPU 1)", "sq128")):
         f, r = med(f"{k}/fio", "iops"), med(f"{k}/rs", "iops")
-        L.append(f"| {label} | {kiops(f)} | {kiops(r)} | {r / f:.2f} |")
+        if f"{k}/rs-defer" in results:
+            d = med(f"{k}/rs-defer", "iops")
+            dcol = f"{kiops(d)} ({d / f:.2f})"
+        else:
+            dcol = "n/a (not with an SQ thread)"
+        L.append(f"| {label} | {kiops(f)} | {kiops(r)} ({r / f:.2f}) | {dcol} |")
     L.append("")
 
     single_fio = med("sq128/fio", "iops")
