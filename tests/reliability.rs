@@ -557,9 +557,54 @@ fn asan_ubsan() {
             println!("    leak outside rsuring (tolerated):\n{}", l.text);
         }
     }
+    // The suite's own multi-threaded programs too: the shared-SQPOLL
+    // registry under 8 threads (a shorter stress run), overflow and signals.
+    for (name, source, args, defs) in [
+        (
+            "stress",
+            "tests/reliability/stress.c",
+            &["8", "300", "3"][..],
+            &[][..],
+        ),
+        (
+            "overflow_signals",
+            "tests/reliability/overflow_signals.c",
+            &[][..],
+            &["-DWITH_RSURING"][..],
+        ),
+    ] {
+        let mut flags = vec![
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=undefined",
+            "-fno-omit-frame-pointer",
+        ];
+        flags.extend_from_slice(defs);
+        let bin = compile(
+            &format!("asan_{name}"),
+            &[src(source)],
+            Link::Rsuring,
+            &flags,
+        );
+        let mut cmd = Command::new(&bin);
+        cmd.args(args)
+            .env("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:exitcode=86")
+            .env("LSAN_OPTIONS", "exitcode=87")
+            .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1");
+        let r = run(cmd, Duration::from_secs(120));
+        let leaks = lsan_leaks(&r.stderr);
+        let ok = r.ok() || (r.code == Some(87) && leaks.iter().all(|l| !l.in_rsuring));
+        println!(
+            "asan_ubsan {name} (reliability) ... {} ({:.2}s)",
+            if ok { "ok" } else { "FAILED" },
+            r.took.as_secs_f64()
+        );
+        if !ok {
+            failures.push(format!("{name}: {}", r.describe()));
+        }
+    }
     println!(
         "asan_ubsan: {} programs, {} failures, {outside} leaks outside rsuring, {:.1}s",
-        c_test_sources().len(),
+        c_test_sources().len() + 2,
         failures.len(),
         start.elapsed().as_secs_f64()
     );

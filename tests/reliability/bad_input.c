@@ -226,6 +226,8 @@ CASE(io_uring_queue_mmap, "fd -1", "-EBADF")
 { struct io_uring r; struct io_uring_params p = params(0); p.sq_entries = p.cq_entries = 8; RI(F(io_uring_queue_mmap)(-1, &p, &r)); }
 CASE_BUG(io_uring_queue_mmap, "fd a memfd", "-errno", "B2: the fd is mmap()ed and read without checking it is an io_uring: SIGBUS")
 { struct io_uring r; struct io_uring_params p = params(0); p.sq_entries = p.cq_entries = 8; RI(F(io_uring_queue_mmap)(a_memfd(), &p, &r)); }
+CASE_BUG(io_uring_queue_mmap, "ring fd, params with sq_off.head 1 GiB past the ring", "-errno", "B2: the offsets in params are used without checking they lie inside the mapping")
+{ struct io_uring r; struct io_uring_params p = params(0); int fd = F(io_uring_setup)(8, &p); if (fd < 0) fixture_fail("io_uring_setup", fd); p.sq_off.head = 1U << 30; RI(F(io_uring_queue_mmap)(fd, &p, &r)); }
 CASE(io_uring_queue_mmap, "params NULL", "-EFAULT")
 { struct io_uring r; RI(F(io_uring_queue_mmap)(0, NULL, &r)); }
 CASE(io_uring_queue_mmap, "ring NULL (fd from io_uring_setup)", "-EFAULT")

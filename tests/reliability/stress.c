@@ -439,6 +439,10 @@ int main(int argc, char **argv)
 		leaked++;
 	if (leaked)
 		FAILF("resources leaked (see above)");
+	free(before.fds);
+	free(before.maps);
+	free(after.fds);
+	free(after.maps);
 	if (atomic_load(&st_cycles) != (long)n_threads * n_cycles)
 		FAILF("only %ld of %ld cycles ran", atomic_load(&st_cycles),
 		      (long)n_threads * n_cycles);
