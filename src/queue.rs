@@ -268,7 +268,9 @@ impl io_uring {
                 }
                 break;
             }
-            data.submit = data.submit.saturating_sub(ret as u32);
+            // The kernel took what it could: SQEs it did not take are not
+            // there (or one failed), so asking again would spin.
+            data.submit = 0;
             if !cqe.is_null() {
                 break;
             }

@@ -26,6 +26,9 @@ pub unsafe fn do_register(ring: &io_uring, opcode: u32, arg: *const c_void, nr_a
             ring.enter_ring_fd,
             opcode | IORING_REGISTER_USE_REGISTERED_RING,
         )
+    } else if ring.ring_fd < 0 {
+        // fd -1 would ask the kernel for a ring-less ("blind") registration.
+        return -libc::EBADF;
     } else {
         (ring.ring_fd, opcode)
     };

@@ -144,6 +144,13 @@ impl io_uring {
         unsafe { core::mem::zeroed() }
     }
 
+    /// Whether the ring is set up: its mappings exist (a zeroed or exited
+    /// ring has none).
+    #[inline(always)]
+    pub fn is_live(&self) -> bool {
+        !self.sq.khead.is_null() && !self.cq.khead.is_null()
+    }
+
     /// log2 of SQE slots per entry (SQE128 entries take two 64-byte slots).
     #[inline(always)]
     pub fn sqe_shift(&self) -> u32 {

@@ -129,6 +129,31 @@ unsafe fn set_ring_pointers(p: &io_uring_params, sq: &mut io_uring_sq, cq: &mut 
     }
 }
 
+/// Whether every ring field the params point at lies inside the mappings
+/// (the kernel's own params always do; io_uring_queue_mmap takes them from
+/// the application).
+fn offsets_fit(p: &io_uring_params, sq_size: usize, cq_size: usize) -> bool {
+    let o = &p.sq_off;
+    let c = &p.cq_off;
+    let fits = |off: u32, size: usize| off as usize + 4 <= size;
+    let sq_ok = [
+        o.head,
+        o.tail,
+        o.ring_mask,
+        o.ring_entries,
+        o.flags,
+        o.dropped,
+    ]
+    .iter()
+    .all(|&off| fits(off, sq_size));
+    let cq_ok = [c.head, c.tail, c.ring_mask, c.ring_entries, c.overflow]
+        .iter()
+        .all(|&off| fits(off, cq_size))
+        && (c.flags == 0 || fits(c.flags, cq_size));
+    let entries_ok = p.sq_entries.is_power_of_two() && p.cq_entries.is_power_of_two();
+    sq_ok && cq_ok && entries_ok
+}
+
 /// Maps the rings of ring fd `fd` (kernel-allocated memory).
 ///
 /// # Safety
@@ -144,6 +169,9 @@ unsafe fn map_rings(
     if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
         sq.ring_sz = sq.ring_sz.max(cq.ring_sz);
         cq.ring_sz = sq.ring_sz;
+    }
+    if !offsets_fit(p, sq.ring_sz, cq.ring_sz) {
+        return -libc::EINVAL;
     }
     let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
     // SAFETY: mapping the ring regions of a live io_uring fd.
@@ -420,6 +448,14 @@ pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_in
 /// `p` must be what io_uring_setup returned for `fd`.
 pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
     *ring = io_uring::zeroed();
+    // Mapping some other kind of file at the ring offsets would "work" and
+    // fault on first use; an empty io_uring_enter tells an io_uring fd
+    // (anything else answers -EOPNOTSUPP, a closed fd -EBADF).
+    // SAFETY: no argument is passed.
+    let probe = unsafe { sys::io_uring_enter2(fd as u32, 0, 0, 0, ptr::null(), 0) };
+    if probe == -libc::EOPNOTSUPP || probe == -libc::EBADF {
+        return probe;
+    }
     // SAFETY: forwarded contract.
     let ret = unsafe { map_rings(fd, p, &mut ring.sq, &mut ring.cq) };
     if ret == 0 {

@@ -33,12 +33,37 @@ unsafe fn ring_mut<'a>(ring: *mut io_uring) -> Option<&'a mut io_uring> {
     unsafe { ring.as_mut() }
 }
 
-/// Runs `f` on the caller's ring: `-EFAULT` for NULL, panic-safe.
+/// Borrows the caller's ring if it is set up (not zeroed, not exited).
+///
+/// # Safety
+/// As for [`ring_mut`].
+#[inline(always)]
+unsafe fn live_ring<'a>(ring: *mut io_uring) -> Option<&'a mut io_uring> {
+    // SAFETY: forwarded contract.
+    unsafe { ring_mut(ring) }.filter(|r| r.is_live())
+}
+
+/// Runs `f` on the caller's set-up ring: `-EFAULT` for NULL, `-EBADF` for a
+/// ring that was never set up or has exited; panic-safe.
 ///
 /// # Safety
 /// As for [`ring_mut`].
 #[inline(always)]
 unsafe fn with_ring(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int) -> c_int {
+    // SAFETY: forwarded contract.
+    match unsafe { ring_mut(ring) } {
+        Some(r) if r.is_live() => guard(PANICKED, || f(r)),
+        Some(_) => -libc::EBADF,
+        None => -libc::EFAULT,
+    }
+}
+
+/// Runs `f` on the memory of a ring being set up: `-EFAULT` for NULL.
+///
+/// # Safety
+/// As for [`ring_mut`].
+#[inline(always)]
+unsafe fn with_ring_memory(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int) -> c_int {
     // SAFETY: forwarded contract.
     match unsafe { ring_mut(ring) } {
         Some(r) => guard(PANICKED, || f(r)),

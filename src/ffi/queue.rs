@@ -3,7 +3,7 @@
 use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{guard, ring_mut, with_ring};
+use super::{guard, live_ring, with_ring};
 use crate::ring::io_uring;
 use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe, IORING_FEAT_MIN_TIMEOUT};
 
@@ -14,7 +14,7 @@ use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe, IORING_FEAT_MIN_
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe {
     // SAFETY: forwarded contract.
-    match unsafe { ring_mut(ring) } {
+    match unsafe { live_ring(ring) } {
         Some(r) => guard(ptr::null_mut(), || r.get_sqe()),
         None => ptr::null_mut(),
     }
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
         return 0;
     }
     // SAFETY: forwarded contract.
-    match unsafe { ring_mut(ring) } {
+    match unsafe { live_ring(ring) } {
         Some(r) => guard(0, || r.peek_batch_cqe(cqes, count)),
         None => 0,
     }

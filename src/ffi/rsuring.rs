@@ -2,7 +2,7 @@
 
 use core::ffi::{c_int, c_uint};
 
-use super::with_ring;
+use super::{with_ring, with_ring_memory};
 use crate::ring::io_uring;
 use crate::sqpoll;
 use crate::stats::rsuring_stats;
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn rsuring_queue_init_batched(
 ) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| {
+        with_ring_memory(ring, |r| {
             crate::setup::queue_init_batched(entries, r, flags)
         })
     }

@@ -2,7 +2,7 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use super::{guard, ring_mut, with_ring, PANICKED};
+use super::{guard, ring_mut, with_ring, with_ring_memory, PANICKED};
 use crate::ring::io_uring;
 use crate::setup;
 use crate::sys::io_uring_params;
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn io_uring_queue_init(
         ..Default::default()
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, &mut p)) }
+    unsafe { with_ring_memory(ring, |r| setup::queue_init_params(entries, r, &mut p)) }
 }
 
 /// Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| setup::queue_init_params(entries, r, p)) }
+    unsafe { with_ring_memory(ring, |r| setup::queue_init_params(entries, r, p)) }
 }
 
 /// Maps the rings of an fd created with io_uring_setup(2).
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| setup::queue_mmap(fd, p, r)) }
+    unsafe { with_ring_memory(ring, |r| setup::queue_mmap(fd, p, r)) }
 }
 
 /// Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
     }
     // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| {
+        with_ring_memory(ring, |r| {
             setup::queue_init_mem(entries, r, p, buf, buf_size)
         })
     }

@@ -224,9 +224,9 @@ CASE(io_uring_queue_init_params, "ATTACH_WQ, wq_fd a memfd", "-EINVAL")
 
 CASE(io_uring_queue_mmap, "fd -1", "-EBADF")
 { struct io_uring r; struct io_uring_params p = params(0); p.sq_entries = p.cq_entries = 8; RI(F(io_uring_queue_mmap)(-1, &p, &r)); }
-CASE_BUG(io_uring_queue_mmap, "fd a memfd", "-errno", "B2: the fd is mmap()ed and read without checking it is an io_uring: SIGBUS")
+CASE(io_uring_queue_mmap, "fd a memfd", "-EOPNOTSUPP")
 { struct io_uring r; struct io_uring_params p = params(0); p.sq_entries = p.cq_entries = 8; RI(F(io_uring_queue_mmap)(a_memfd(), &p, &r)); }
-CASE_BUG(io_uring_queue_mmap, "ring fd, params with sq_off.head 1 GiB past the ring", "-errno", "B2: the offsets in params are used without checking they lie inside the mapping")
+CASE(io_uring_queue_mmap, "ring fd, params with sq_off.head 1 GiB past the ring", "-EINVAL")
 { struct io_uring r; struct io_uring_params p = params(0); int fd = F(io_uring_setup)(8, &p); if (fd < 0) fixture_fail("io_uring_setup", fd); p.sq_off.head = 1U << 30; RI(F(io_uring_queue_mmap)(fd, &p, &r)); }
 CASE(io_uring_queue_mmap, "params NULL", "-EFAULT")
 { struct io_uring r; RI(F(io_uring_queue_mmap)(0, NULL, &r)); }
@@ -244,7 +244,7 @@ CASE(io_uring_queue_exit, "zeroed ring never set up", "(returns)")
 
 CASE(io_uring_ring_dontfork, "ring NULL", "-EFAULT")
 { RI(F(io_uring_ring_dontfork)(NULL)); }
-CASE(io_uring_ring_dontfork, "exited ring", "-EINVAL")
+CASE(io_uring_ring_dontfork, "exited ring", "-EBADF")
 { RI(F(io_uring_ring_dontfork)(exited())); }
 
 CASE(io_uring_mlock_size, "entries 0", "-EINVAL")
@@ -282,7 +282,7 @@ CASE(io_uring_resize_rings, "ring NULL", "-EFAULT")
 { struct io_uring_params p = params(0); p.sq_entries = 16; RI(F(io_uring_resize_rings)(NULL, &p)); }
 CASE(io_uring_resize_rings, "params NULL", "-EFAULT")
 { RI(F(io_uring_resize_rings)(live(), NULL)); }
-CASE(io_uring_resize_rings, "exited ring", "-EINVAL")
+CASE(io_uring_resize_rings, "exited ring", "-EBADF")
 { struct io_uring_params p = params(0); p.sq_entries = 16; RI(F(io_uring_resize_rings)(exited(), &p)); }
 
 CASE(io_uring_set_iowait, "ring NULL", "-EFAULT")
@@ -303,20 +303,20 @@ CASE(io_uring_setup, "SQPOLL|SQ_AFF, sq_thread_cpu 4096", "-EINVAL")
 
 CASE(io_uring_get_sqe, "ring NULL", "NULL")
 { RP(F(io_uring_get_sqe)(NULL)); }
-CASE_BUG(io_uring_get_sqe, "exited ring", "NULL", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_get_sqe, "exited ring", "NULL")
 { RP(F(io_uring_get_sqe)(exited())); }
 CASE(io_uring_get_sqe, "9th SQE of an 8-entry ring", "NULL")
 { struct io_uring *r = live(); for (int i = 0; i < 8; i++) if (!F(io_uring_get_sqe)(r)) fixture_fail("get_sqe", i); RP(F(io_uring_get_sqe)(r)); }
 
 CASE(io_uring_submit, "ring NULL", "-EFAULT")
 { RI(F(io_uring_submit)(NULL)); }
-CASE_BUG(io_uring_submit, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_submit, "exited ring", "-EBADF")
 { RI(F(io_uring_submit)(exited())); }
 CASE(io_uring_submit, "nothing queued", "0")
 { RI(F(io_uring_submit)(live())); }
 CASE(io_uring_submit_and_wait, "ring NULL", "-EFAULT")
 { RI(F(io_uring_submit_and_wait)(NULL, 1)); }
-CASE_BUG(io_uring_submit_and_wait, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_submit_and_wait, "exited ring", "-EBADF")
 { RI(F(io_uring_submit_and_wait)(exited(), 1)); }
 CASE(io_uring_submit_and_wait_timeout, "ring NULL", "-EFAULT")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_submit_and_wait_timeout)(NULL, &c, 1, &ts, NULL)); }
@@ -324,7 +324,7 @@ CASE(io_uring_submit_and_wait_timeout, "cqe_ptr NULL", "-EFAULT")
 { struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_submit_and_wait_timeout)(live(), NULL, 1, &ts, NULL)); }
 CASE(io_uring_submit_and_wait_timeout, "tv_nsec -1", "-ETIME")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, -1 }; RI(F(io_uring_submit_and_wait_timeout)(live(), &c, 1, &ts, NULL)); }
-CASE_BUG(io_uring_submit_and_wait_timeout, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_submit_and_wait_timeout, "exited ring", "-EBADF")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_submit_and_wait_timeout)(exited(), &c, 1, &ts, NULL)); }
 CASE(io_uring_submit_and_get_events, "ring NULL", "-EFAULT")
 { RI(F(io_uring_submit_and_get_events)(NULL)); }
@@ -341,7 +341,7 @@ CASE(io_uring_wait_cqes, "wait_nr 2^31-1, 1 us timeout", "-ETIME")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_wait_cqes)(live(), &c, BIG, &ts, NULL)); }
 CASE(io_uring_wait_cqes, "tv_nsec 2e9", "-ETIME")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 2000000000LL }; RI(F(io_uring_wait_cqes)(live(), &c, 1, &ts, NULL)); }
-CASE_BUG(io_uring_wait_cqes, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_wait_cqes, "exited ring", "-EBADF")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_wait_cqes)(exited(), &c, 1, &ts, NULL)); }
 CASE(io_uring_wait_cqe_timeout, "ring NULL", "-EFAULT")
 { struct io_uring_cqe *c; struct __kernel_timespec ts = { 0, 1000 }; RI(F(io_uring_wait_cqe_timeout)(NULL, &c, &ts)); }
@@ -357,15 +357,15 @@ CASE(io_uring_peek_batch_cqe, "cqes NULL", "0")
 { RI(F(io_uring_peek_batch_cqe)(live(), NULL, 4)); }
 CASE(io_uring_peek_batch_cqe, "count 0", "0")
 { struct io_uring_cqe *c[4]; RI(F(io_uring_peek_batch_cqe)(live(), c, 0)); }
-CASE_BUG(io_uring_peek_batch_cqe, "exited ring", "0", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(io_uring_peek_batch_cqe, "exited ring", "0")
 { struct io_uring_cqe *c[4]; RI(F(io_uring_peek_batch_cqe)(exited(), c, 4)); }
 CASE(__io_uring_get_cqe, "ring NULL", "-EFAULT")
 { struct io_uring_cqe *c; RI(F(__io_uring_get_cqe)(NULL, &c, 0, 0, NULL)); }
 CASE(__io_uring_get_cqe, "cqe_ptr NULL", "-EFAULT")
 { RI(F(__io_uring_get_cqe)(live(), NULL, 0, 0, NULL)); }
-CASE_BUG(__io_uring_get_cqe, "submit 2^31-1, nothing queued, wait_nr 0", "-EAGAIN", "B3: loops on io_uring_enter forever while submit > what is queued (liburing too)")
+CASE(__io_uring_get_cqe, "submit 2^31-1, nothing queued, wait_nr 0", "-EAGAIN")
 { struct io_uring_cqe *c; RI(F(__io_uring_get_cqe)(live(), &c, BIG, 0, NULL)); }
-CASE_BUG(__io_uring_get_cqe, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(__io_uring_get_cqe, "exited ring", "-EBADF")
 { struct io_uring_cqe *c; RI(F(__io_uring_get_cqe)(exited(), &c, 0, 1, NULL)); }
 CASE(__io_uring_sqring_wait, "ring NULL", "-EFAULT")
 { RI(F(__io_uring_sqring_wait)(NULL)); }
@@ -405,7 +405,7 @@ CASE(io_uring_register_buffers, "nr 0", "-EINVAL")
 { struct iovec v = one_iov(); RI(F(io_uring_register_buffers)(live(), &v, 0)); }
 CASE(io_uring_register_buffers, "nr 2^31-1", "-EFAULT")
 { RI(F(io_uring_register_buffers)(live(), NULL, BIG)); }
-CASE(io_uring_register_buffers, "exited ring", "-EINVAL")
+CASE(io_uring_register_buffers, "exited ring", "-EBADF")
 { struct iovec v = one_iov(); RI(F(io_uring_register_buffers)(exited(), &v, 1)); }
 CASE(io_uring_register_buffers_tags, "ring NULL", "-EFAULT")
 { struct iovec v = one_iov(); __u64 t = 1; RI(F(io_uring_register_buffers_tags)(NULL, &v, &t, 1)); }
@@ -533,7 +533,7 @@ CASE(io_uring_register_ring_fd, "ring NULL", "-EFAULT")
 { RI(F(io_uring_register_ring_fd)(NULL)); }
 CASE(io_uring_register_ring_fd, "twice", "-EEXIST")
 { struct io_uring *r = live(); F(io_uring_register_ring_fd)(r); RI(F(io_uring_register_ring_fd)(r)); }
-CASE(io_uring_register_ring_fd, "exited ring", "-EINVAL")
+CASE(io_uring_register_ring_fd, "exited ring", "-EBADF")
 { RI(F(io_uring_register_ring_fd)(exited())); }
 CASE(io_uring_unregister_ring_fd, "ring NULL", "-EFAULT")
 { RI(F(io_uring_unregister_ring_fd)(NULL)); }
@@ -711,7 +711,7 @@ CASE(rsuring_sqpoll_group, "info NULL", "-EFAULT")
 { RI(F(rsuring_sqpoll_group)(live(), NULL)); }
 CASE(rsuring_sqpoll_group, "ring without SQPOLL", "-ENOENT")
 { struct rsuring_sqpoll_info i; RI(F(rsuring_sqpoll_group)(live(), &i)); }
-CASE(rsuring_sqpoll_group, "exited ring", "-ENOENT")
+CASE(rsuring_sqpoll_group, "exited ring", "-EBADF")
 { struct rsuring_sqpoll_info i; RI(F(rsuring_sqpoll_group)(exited(), &i)); }
 CASE(rsuring_wait_batch_cqe, "ring NULL", "-EFAULT")
 { struct io_uring_cqe *c[4]; RI(F(rsuring_wait_batch_cqe)(NULL, c, 4, 1, NULL)); }
@@ -723,7 +723,7 @@ CASE(rsuring_wait_batch_cqe, "min 5 > max 4", "-EINVAL")
 { struct io_uring_cqe *c[4]; RI(F(rsuring_wait_batch_cqe)(live(), c, 4, 5, NULL)); }
 CASE(rsuring_wait_batch_cqe, "1 us timeout, empty ring", "-ETIME")
 { struct io_uring_cqe *c[4]; struct __kernel_timespec ts = { 0, 1000 }; RI(F(rsuring_wait_batch_cqe)(live(), c, 4, 1, &ts)); }
-CASE_BUG(rsuring_wait_batch_cqe, "exited ring", "-errno", "B1: call on a ring after io_uring_queue_exit reads the unmapped SQ/CQ (NULL khead)")
+CASE(rsuring_wait_batch_cqe, "exited ring", "-EBADF")
 { struct io_uring_cqe *c[4]; struct __kernel_timespec ts = { 0, 1000 }; RI(F(rsuring_wait_batch_cqe)(exited(), c, 4, 1, &ts)); }
 CASE(rsuring_stats_enable, "ring NULL", "-EFAULT")
 { RI(F(rsuring_stats_enable)(NULL)); }
