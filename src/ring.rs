@@ -7,7 +7,7 @@
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 
 use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128};
 
@@ -101,7 +101,9 @@ pub struct io_uring {
     pub int_flags: u8,
     /// liburing's `pad[0]`: rsuring's own flags (see [`rs_flags`]).
     pub rs_flags: u8,
-    pub pad: [u8; 2],
+    /// liburing's `pad[1..3]`: the process generation (fork count, see
+    /// [`fork_generation`]) in which the ring fd was registered automatically.
+    pub owner_fork_gen: u16,
     /// liburing's `pad2`: with `sq.owner_lo`, the pthread that registered
     /// the ring fd on the application's behalf (see `rs_flags::AUTO_REG`).
     pub owner_hi: u32,
@@ -115,6 +117,25 @@ const _: () = {
     assert!(core::mem::offset_of!(io_uring, int_flags) == 208);
     assert!(core::mem::offset_of!(io_uring_cq, ext) == 80);
 };
+
+/// Counts fork()s (in the child): a forked child's thread has the parent's
+/// pthread id but none of its registered ring fds.
+static FORK_GENERATION: AtomicU16 = AtomicU16::new(0);
+
+extern "C" fn after_fork_in_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The current process generation (see [`FORK_GENERATION`]).
+#[inline(always)]
+pub fn fork_generation() -> u16 {
+    static HANDLER: std::sync::Once = std::sync::Once::new();
+    HANDLER.call_once(|| {
+        // SAFETY: the handler is a plain function valid for the whole process.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
+    FORK_GENERATION.load(Ordering::Relaxed)
+}
 
 /// Reads a kernel-shared ring index with the given ordering.
 ///
@@ -166,6 +187,7 @@ impl io_uring {
     /// Records the calling thread as the owner of an automatic ring fd
     /// registration.
     pub fn set_owner_thread(&mut self) {
+        self.owner_fork_gen = fork_generation();
         // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() } as u64;
         self.sq.owner_lo = me as u32;
@@ -178,6 +200,7 @@ impl io_uring {
         // SAFETY: pthread_self has no preconditions.
         let me = unsafe { libc::pthread_self() } as u64;
         me == ((self.owner_hi as u64) << 32 | self.sq.owner_lo as u64)
+            && self.owner_fork_gen == fork_generation()
     }
 
     /// The fd (or registered index) and flags every io_uring_enter of this
