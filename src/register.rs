@@ -209,6 +209,7 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
             // Registered already by the library in this thread: from now on
             // it is the application's registration, as if this call made it.
             ring.rs_flags &= !rs_flags::AUTO_REG;
+            auto_registration_ended();
             if ring.features & IORING_FEAT_REG_REG_RING != 0 {
                 ring.int_flags |= int_flags::REG_REG_RING;
             }
@@ -281,6 +282,22 @@ fn release_ring_fd(ring: &mut io_uring) -> c_int {
     ret
 }
 
+/// The kernel's table of registered ring fds has 16 slots per thread; the
+/// library takes at most half, so an application that registers rings
+/// itself still finds room.
+const AUTO_REGISTER_MAX: u8 = 8;
+
+thread_local! {
+    /// Automatic registrations this thread holds.
+    static AUTO_REGISTERED: core::cell::Cell<u8> = const { core::cell::Cell::new(0) };
+}
+
+/// An automatic registration stops being the library's (released, or
+/// adopted by the application); called on the owner thread.
+fn auto_registration_ended() {
+    AUTO_REGISTERED.set(AUTO_REGISTERED.get().saturating_sub(1));
+}
+
 /// Registers the fd of a single-issuer ring on the application's behalf.
 ///
 /// Registered ring fds belong to the registering thread, so this is only
@@ -294,7 +311,11 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
     if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
         return;
     }
+    if AUTO_REGISTERED.get() >= AUTO_REGISTER_MAX {
+        return;
+    }
     if register_ring_fd(ring) == 1 {
+        AUTO_REGISTERED.set(AUTO_REGISTERED.get() + 1);
         ring.rs_flags |= rs_flags::AUTO_REG;
         // io_uring_register may be called from any thread; keep it on the fd.
         ring.int_flags &= !int_flags::REG_REG_RING;
@@ -310,8 +331,11 @@ pub fn release_ring_fd_at_exit(ring: &mut io_uring) {
     if ring.int_flags & int_flags::REG_RING == 0 {
         return;
     }
-    if ring.rs_flags & rs_flags::AUTO_REG != 0 && !ring.on_owner_thread() {
-        return;
+    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
+        if !ring.on_owner_thread() {
+            return;
+        }
+        auto_registration_ended();
     }
     release_ring_fd(ring);
 }

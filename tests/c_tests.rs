@@ -361,6 +361,7 @@ macro_rules! c_tests {
 }
 
 c_tests! {
+    auto_ring_fd,
     buf_ring,
     buf_ring_setup,
     cancel,
