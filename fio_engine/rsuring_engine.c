@@ -519,6 +519,13 @@ static int rse_commit(struct thread_data *td)
 	while (done < ld->nr_pending) {
 		int ret = io_uring_submit(&ld->ring);
 
+		/*
+		 * With an SQ thread, io_uring_submit returns how many SQEs
+		 * the thread has not picked up yet, which may already be 0:
+		 * any non-negative return means ours are in its hands.
+		 */
+		if (ret >= 0 && (ld->ring_flags & IORING_SETUP_SQPOLL))
+			ret = (int) (ld->nr_pending - done);
 		if (ret > 0) {
 			unsigned int nr = (unsigned int) ret;
 
