@@ -232,12 +232,14 @@ static struct fio_option options[] = {
 	{
 		.name	= "defer_taskrun",
 		.lname	= "Single issuer, deferred task work",
-		.type	= FIO_OPT_BOOL,
+		.type	= FIO_OPT_INT,
 		.off1	= offsetof(struct rse_options, defer_taskrun),
-		.def	= "0",
-		.help	= "Create the ring with IORING_SETUP_SINGLE_ISSUER |"
-			  " DEFER_TASKRUN: completions run in one batch when the"
-			  " job reaps (not with sqthread_poll)",
+		.def	= "-1",
+		.help	= "1: create the ring with IORING_SETUP_SINGLE_ISSUER |"
+			  " DEFER_TASKRUN, so completions run in one batch when"
+			  " the job reaps (not with sqthread_poll); 0: a plain"
+			  " ring; default: 1 without sqthread_poll, as fio's"
+			  " io_uring engine does",
 		.category = FIO_OPT_C_ENGINE,
 		.group	= FIO_OPT_G_IOURING,
 	},
@@ -572,6 +574,8 @@ static int rse_init(struct thread_data *td)
 				 " forked jobs (thread=0) each job has its own\n",
 				 td->o.name);
 	}
+	if (o->defer_taskrun == (unsigned int) -1)
+		o->defer_taskrun = !o->sqpoll;
 	if (o->defer_taskrun && o->sqpoll) {
 		log_err("rsuring: defer_taskrun cannot be combined with"
 			" sqthread_poll: with an SQ thread the job does not run"

@@ -106,10 +106,10 @@ LOOP_T=(--filename="$LOOP" --size=64M --direct=1)
 # ---- verify, per target and mode ----------------------------------------
 # mode name | extra fio args (percpu: 4 thread jobs, one SQ thread CPU)
 MODES=(
-	"plain|"
+	"plain|--defer_taskrun=0"
 	"sqthread_poll|--sqthread_poll=1"
 	"percpu-4jobs|--sqthread_poll_percpu=1 --sqthread_poll_cpu=1 --thread=1 --numjobs=4 --cpus_allowed=0 --size=16M --offset_increment=16M"
-	"fixedbufs+registerfiles|--fixedbufs=1 --registerfiles=1"
+	"fixedbufs+registerfiles|--fixedbufs=1 --registerfiles=1 --defer_taskrun=0"
 	"defer_taskrun|--defer_taskrun=1"
 )
 for target in file loop; do

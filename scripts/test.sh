@@ -31,5 +31,8 @@ bash c_tests/layout/check.sh
 step "install into a temporary prefix and build through pkg-config"
 bash scripts/check-install.sh
 
+step "fio engine: build fio 3.33 from Debian's source and the engine, verify runs, option errors"
+bash fio_engine/test.sh
+
 step "liburing 2.3 test suite linked to rsuring (Debian header, then ours)"
 bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers both

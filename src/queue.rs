@@ -556,7 +556,11 @@ impl io_uring {
         }
         self.stats_observe_cq();
         let n = self.peek_batch_inner(cqes, max);
-        if n >= min && !(n == 0 && self.cq_needs_enter()) {
+        // With DEFER_TASKRUN, completions only reach the CQ when the owner
+        // enters; without TASKRUN_FLAG nothing says they are pending, so an
+        // empty non-blocking reap enters once to run them.
+        let deferred = self.flags & sys::IORING_SETUP_DEFER_TASKRUN != 0;
+        if n >= min && !(n == 0 && (self.cq_needs_enter() || deferred)) {
             return n as c_int;
         }
         let mut flags = IORING_ENTER_GETEVENTS;

@@ -423,7 +423,9 @@ pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_in
         &[0]
     } else {
         &[
-            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+            // TASKRUN_FLAG: the kernel flags pending completion work in the
+            // SQ ring, so a non-blocking peek knows to enter for it.
+            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
             IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
             0,
         ]

@@ -109,8 +109,9 @@ pub unsafe extern "C" fn rsuring_ring_stats(ring: *mut io_uring, out: *mut rsuri
 }
 
 /// Creates a ring whose completions are run in one batch when the owner
-/// reaps: IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN (only the
-/// creating thread may submit and wait), falling back to
+/// reaps: IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+/// IORING_SETUP_TASKRUN_FLAG (only the creating thread may submit and
+/// wait), falling back to
 /// IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG and then to `flags`
 /// alone on kernels without them. SQPOLL rings keep `flags` (their poll
 /// thread already runs completions in batches). Returns 0 or `-errno`.
