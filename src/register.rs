@@ -82,6 +82,27 @@ pub unsafe fn register_files(ring: &io_uring, files: *const c_int, nr: u32) -> c
     unsafe { register_files_retry(ring, IORING_REGISTER_FILES, files.cast(), nr, nr) }
 }
 
+/// The argument of IORING_REGISTER_FILES2 / BUFFERS2: `nr` entries of
+/// `data` (fds or iovecs) with optional `tags`, or an empty sparse table.
+fn rsrc_register(
+    data: *const c_void,
+    tags: *const u64,
+    nr: u32,
+    sparse: bool,
+) -> io_uring_rsrc_register {
+    io_uring_rsrc_register {
+        nr,
+        flags: if sparse {
+            IORING_RSRC_REGISTER_SPARSE
+        } else {
+            0
+        },
+        resv2: 0,
+        data: data as u64,
+        tags: tags as u64,
+    }
+}
+
 /// `io_uring_register_files_tags` / `_sparse` (NULL `files` and `sparse`).
 ///
 /// # Safety
@@ -93,17 +114,7 @@ pub unsafe fn register_files_tags(
     nr: u32,
     sparse: bool,
 ) -> c_int {
-    let reg = io_uring_rsrc_register {
-        nr,
-        flags: if sparse {
-            IORING_RSRC_REGISTER_SPARSE
-        } else {
-            0
-        },
-        resv2: 0,
-        data: files as u64,
-        tags: tags as u64,
-    };
+    let reg = rsrc_register(files.cast(), tags, nr, sparse);
     let size = core::mem::size_of_val(&reg) as u32;
     // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
     unsafe {
@@ -128,17 +139,7 @@ pub unsafe fn register_buffers_tags(
     nr: u32,
     sparse: bool,
 ) -> c_int {
-    let reg = io_uring_rsrc_register {
-        nr,
-        flags: if sparse {
-            IORING_RSRC_REGISTER_SPARSE
-        } else {
-            0
-        },
-        resv2: 0,
-        data: iovecs as u64,
-        tags: tags as u64,
-    };
+    let reg = rsrc_register(iovecs.cast(), tags, nr, sparse);
     let size = core::mem::size_of_val(&reg) as u32;
     // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
     unsafe {
@@ -423,20 +424,7 @@ pub fn setup_buf_ring(
 ) -> Result<*mut io_uring_buf_ring, c_int> {
     let size = nentries as usize * core::mem::size_of::<io_uring_buf>();
     // SAFETY: a fresh anonymous mapping.
-    let br = unsafe {
-        sys::mmap(
-            ptr::null_mut(),
-            size,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_ANONYMOUS | libc::MAP_PRIVATE,
-            -1,
-            0,
-        )
-    };
-    let err = sys::mmap_err(br);
-    if err != 0 {
-        return Err(err);
-    }
+    let br = unsafe { sys::mmap(size, libc::MAP_ANONYMOUS | libc::MAP_PRIVATE, -1, 0) }?;
     let mut reg = io_uring_buf_reg {
         ring_addr: br as u64,
         ring_entries: nentries,

@@ -13,7 +13,6 @@ use crate::sys::{
     KERN_MAX_ENTRIES,
 };
 
-const PROT_RW: c_int = libc::PROT_READ | libc::PROT_WRITE;
 /// Room the kernel needs for the ring headers (head/tail/flags/...) in front
 /// of the CQE array when the application provides the memory.
 const KRING_HEADER: usize = 64;
@@ -173,59 +172,41 @@ unsafe fn map_rings(
     if !offsets_fit(p, sq.ring_sz, cq.ring_sz) {
         return -libc::EINVAL;
     }
-    let flags = libc::MAP_SHARED | libc::MAP_POPULATE;
-    // SAFETY: mapping the ring regions of a live io_uring fd.
-    unsafe {
-        sq.ring_ptr = sys::mmap(
-            ptr::null_mut(),
-            sq.ring_sz,
-            PROT_RW,
-            flags,
-            fd,
-            IORING_OFF_SQ_RING,
-        );
-        let err = sys::mmap_err(sq.ring_ptr);
-        if err != 0 {
-            sq.ring_ptr = ptr::null_mut();
+    let map = |len: usize, off: u64| {
+        // SAFETY: a new shared mapping of the ring fd's region at `off`.
+        unsafe { sys::mmap(len, libc::MAP_SHARED | libc::MAP_POPULATE, fd, off) }
+    };
+    sq.ring_ptr = match map(sq.ring_sz, IORING_OFF_SQ_RING) {
+        Ok(m) => m,
+        Err(e) => {
             sq.ring_sz = 0;
-            return err;
+            return e;
         }
-        if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
-            cq.ring_ptr = sq.ring_ptr;
-        } else {
-            cq.ring_ptr = sys::mmap(
-                ptr::null_mut(),
-                cq.ring_sz,
-                PROT_RW,
-                flags,
-                fd,
-                IORING_OFF_CQ_RING,
-            );
-            let err = sys::mmap_err(cq.ring_ptr);
-            if err != 0 {
-                cq.ring_ptr = ptr::null_mut();
-                unmap_rings(sq, cq);
-                return err;
+    };
+    cq.ring_ptr = if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
+        sq.ring_ptr
+    } else {
+        match map(cq.ring_sz, IORING_OFF_CQ_RING) {
+            Ok(m) => m,
+            Err(e) => {
+                // SAFETY: the SQ ring was mapped above and is not in use.
+                unsafe { unmap_rings(sq, cq) };
+                return e;
             }
         }
-        let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
-        sq.sqes_sz = sqes_sz as u32;
-        let sqes = sys::mmap(
-            ptr::null_mut(),
-            sqes_sz,
-            PROT_RW,
-            flags,
-            fd,
-            IORING_OFF_SQES,
-        );
-        let err = sys::mmap_err(sqes);
-        if err != 0 {
-            unmap_rings(sq, cq);
-            return err;
+    };
+    let sqes_sz = sqes_bytes(p.flags, p.sq_entries);
+    sq.sqes_sz = sqes_sz as u32;
+    match map(sqes_sz, IORING_OFF_SQES) {
+        Ok(m) => sq.sqes = m.cast(),
+        Err(e) => {
+            // SAFETY: the rings were mapped above and are not in use.
+            unsafe { unmap_rings(sq, cq) };
+            return e;
         }
-        sq.sqes = sqes.cast();
-        set_ring_pointers(p, sq, cq);
     }
+    // SAFETY: both regions are mapped as `p` describes.
+    unsafe { set_ring_pointers(p, sq, cq) };
     0
 }
 
@@ -258,20 +239,7 @@ unsafe fn alloc_app_rings(
             0
         };
         // SAFETY: a fresh anonymous mapping; no existing memory is touched.
-        let m = unsafe {
-            sys::mmap(
-                ptr::null_mut(),
-                len,
-                PROT_RW,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS | huge,
-                -1,
-                0,
-            )
-        };
-        match sys::mmap_err(m) {
-            0 => Ok(m),
-            e => Err(e),
-        }
+        unsafe { sys::mmap(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS | huge, -1, 0) }
     };
 
     let (base, base_size) = if !buf.is_null() {

@@ -155,41 +155,33 @@ pub unsafe fn io_uring_register(
     }
 }
 
-/// `mmap(2)`; failure is a pointer in the last page (`-errno`), see [`mmap_err`].
+/// A new read-write mapping of `len` bytes (`fd`/`off`, or anonymous with
+/// fd -1), or `-errno`.
 ///
 /// # Safety
-/// As for mmap(2).
-pub unsafe fn mmap(
-    addr: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    off: u64,
-) -> *mut c_void {
+/// As for mmap(2) with a NULL address hint: no existing memory is touched,
+/// but mapping a file shares it with whoever else maps it.
+pub unsafe fn mmap(len: usize, flags: c_int, fd: c_int, off: u64) -> Result<*mut c_void, c_int> {
+    let prot = libc::PROT_READ | libc::PROT_WRITE;
     // SAFETY: forwarded contract.
-    unsafe {
+    let ret = unsafe {
         syscall6(
             nr::MMAP,
             [
-                addr as usize,
+                0,
                 len,
                 prot as usize,
                 flags as usize,
                 fd as usize,
                 off as usize,
             ],
-        ) as *mut c_void
-    }
-}
-
-/// The `-errno` carried by a failed [`mmap`] result, or 0 for a mapping.
-pub fn mmap_err(p: *mut c_void) -> c_int {
-    let v = p as isize;
-    if (-4095..0).contains(&v) {
-        v as c_int
+        )
+    };
+    // The kernel returns -errno in the last page of the address space.
+    if (-4095..0).contains(&ret) {
+        Err(ret as c_int)
     } else {
-        0
+        Ok(ret as *mut c_void)
     }
 }
 
