@@ -3,7 +3,7 @@
  * A poller group outlives the ring that created it:
  *  - rings A (the creator), B, C on cpu 1; closing A leaves B and C working
  *    (reads + NOPs) and the group at 2 members, same SQ thread (same tid);
- *    the closed ring reports no group (-ENOENT);
+ *    the closed ring is no ring any more (-EBADF);
  *  - a ring D created afterwards on cpu 1 joins that same thread (count
  *    stays 1, tid unchanged); then closing B (the next anchor) and creating
  *    E still joins it;
@@ -54,7 +54,7 @@ int main(void)
 	{
 		struct rsuring_sqpoll_info gi;
 
-		CHECK_EQ(rsuring_sqpoll_group(&a, &gi), -ENOENT);
+		CHECK_EQ(rsuring_sqpoll_group(&a, &gi), -EBADF);
 	}
 	CHECK_GROUP(&b, CPU, 2);
 	CHECK_GROUP(&c, CPU, 2);
