@@ -4,33 +4,15 @@
 //! binary built against Debian's liburing running on rsuring through
 //! LD_PRELOAD and through LD_LIBRARY_PATH.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `<target-dir>/<profile>/librsuring.so`, which the README test command builds first.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("librsuring.so");
-    assert!(
-        lib.exists(),
-        "{} missing: run `cargo build --release` first",
-        lib.display()
-    );
-    lib.canonicalize().unwrap()
-}
 
 /// (version node, symbol) pairs that liburing.map declares.
 fn declared() -> BTreeSet<(String, String)> {
-    let map = std::fs::read_to_string(repo().join("liburing.map")).unwrap();
+    let map = std::fs::read_to_string(common::repo().join("liburing.map")).unwrap();
     let mut out = BTreeSet::new();
     let mut node = String::new();
     for raw in map.lines() {
@@ -54,7 +36,7 @@ fn declared() -> BTreeSet<(String, String)> {
 /// `name@LIBURING_2.4` (its `RSURING_FFI_RESTATED` list, one
 /// `X(ret, name, params, args)` or `XV(...)` entry a line).
 fn restated() -> Vec<String> {
-    let src = std::fs::read_to_string(repo().join("src/ffi_restated.c")).unwrap();
+    let src = std::fs::read_to_string(common::repo().join("src/ffi_restated.c")).unwrap();
     let mut lines = src
         .lines()
         .skip_while(|l| !l.starts_with("#define RSURING_FFI_RESTATED("));
@@ -99,7 +81,7 @@ fn exported(lib: &Path) -> BTreeSet<(String, String)> {
 
 #[test]
 fn exports_exactly_the_declared_versioned_symbols() {
-    let lib = library();
+    let lib = common::library();
     let declared = declared();
     let exported = exported(&lib);
     assert!(
@@ -151,7 +133,7 @@ fn debian_built_binary_runs_on_rsuring() {
         eprintln!("skipped: Debian's liburing-dev is not installed");
         return;
     }
-    let lib = library();
+    let lib = common::library();
     let dir = lib.parent().unwrap().join("abi_test");
     std::fs::create_dir_all(&dir).unwrap();
     let bin = dir.join("which_lib");
@@ -159,18 +141,11 @@ fn debian_built_binary_runs_on_rsuring() {
     let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink(&lib, &link).unwrap();
 
-    let mut cc = cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(2)
-        .host("x86_64-unknown-linux-gnu")
-        .target("x86_64-unknown-linux-gnu")
-        .warnings(false)
-        .get_compiler()
-        .to_command();
+    let mut cc = common::c_compiler(2);
     let status = cc
         .args(["-Wall", "-Wextra", "-Werror", "-o"])
         .arg(&bin)
-        .arg(repo().join("c_tests/abi/which_lib.c"))
+        .arg(common::repo().join("c_tests/abi/which_lib.c"))
         .args(["-luring", "-ldl"])
         .status()
         .unwrap();

@@ -23,6 +23,8 @@
 //!
 //! Programs in subdirectories of `c_tests/` are not ours and are not run.
 
+mod common;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -48,62 +50,17 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        // The test binary lives in <target-dir>/<profile>/deps/.
-        let exe = std::env::current_exe().expect("current_exe");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test binary is not in <target-dir>/<profile>/deps/")
-            .to_path_buf();
-        // Cargo uplifts the cdylib from deps/ into the profile directory;
-        // use the uplifted copy unless the one in deps/ is newer.
-        let uplifted = profile_dir.join("librsuring.so");
-        let in_deps = profile_dir.join("deps").join("librsuring.so");
-        let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        let lib = match (mtime(&uplifted), mtime(&in_deps)) {
-            (Some(a), Some(b)) if b > a => in_deps,
-            (Some(_), _) => uplifted,
-            (None, Some(_)) => in_deps,
-            (None, None) => panic!(
-                "{} does not exist: the cdylib was not built for this profile \
-                 (run `cargo build` with the same profile first)",
-                uplifted.display()
-            ),
-        };
-        let lib = lib.canonicalize().expect("canonicalize librsuring.so");
-
-        let lib_dir = profile_dir.join("c_tests_lib");
-        let bin_dir = profile_dir.join("c_tests_bin");
-        fs::create_dir_all(&lib_dir).expect("create c_tests_lib");
+        let lib = common::library();
+        let lib_dir = common::library_dir("c_tests_lib", &lib);
+        let bin_dir = common::profile_dir().join("c_tests_bin");
         fs::create_dir_all(&bin_dir).expect("create c_tests_bin");
-        for name in ["liburing.so.2", "liburing.so"] {
-            replace_symlink(&lib, &lib_dir.join(name));
-        }
         Env {
-            repo,
+            repo: common::repo(),
             lib,
             lib_dir,
             bin_dir,
         }
     })
-}
-
-/// Points `link` at `target`, replacing whatever is there; safe when several
-/// test processes race on it (symlink to a temp name, then rename over).
-fn replace_symlink(target: &Path, link: &Path) {
-    if fs::read_link(link).ok().as_deref() == Some(target) {
-        return;
-    }
-    let tmp = link.with_extension(format!("tmp{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)
-        .unwrap_or_else(|e| panic!("symlink {}: {e}", tmp.display()));
-    fs::rename(&tmp, link).unwrap_or_else(|e| panic!("rename to {}: {e}", link.display()));
-}
-
-fn target_triple() -> String {
-    format!("{}-unknown-linux-gnu", std::env::consts::ARCH)
 }
 
 /// Which liburing.h a program is compiled against.
@@ -139,16 +96,7 @@ fn compile(name: &str, header: Header) -> PathBuf {
         bin_name(name, header),
         std::process::id()
     ));
-    let triple = target_triple();
-    let compiler = cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(2)
-        .debug(true)
-        .host(&triple)
-        .target(&triple)
-        .try_get_compiler()
-        .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"));
-    let mut cmd = compiler.to_command();
+    let mut cmd = common::c_compiler(2);
     cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"]);
     if header == Header::Ours {
         cmd.arg(format!("-I{}", env.repo.join("include").display()));

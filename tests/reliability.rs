@@ -16,6 +16,8 @@
 //! `RSURING_BLESS=1 cargo test --release --test reliability bad_input`
 //! rewrites the README "Bad input" table from the program's output.
 
+mod common;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
@@ -57,49 +59,17 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        let exe = std::env::current_exe().expect("current_exe");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test binary is not in <target-dir>/<profile>/deps/")
-            .to_path_buf();
-        let uplifted = profile_dir.join("librsuring.so");
-        let in_deps = profile_dir.join("deps").join("librsuring.so");
-        let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        let lib = match (mtime(&uplifted), mtime(&in_deps)) {
-            (Some(a), Some(b)) if b > a => in_deps,
-            (Some(_), _) => uplifted,
-            (None, Some(_)) => in_deps,
-            (None, None) => panic!(
-                "{} does not exist: build the cdylib for this profile first",
-                uplifted.display()
-            ),
-        };
-        let lib = lib.canonicalize().expect("canonicalize librsuring.so");
-        let lib_dir = profile_dir.join("reliability_lib");
-        let out = profile_dir.join("reliability");
-        fs::create_dir_all(&lib_dir).expect("create reliability_lib");
+        let lib = common::library();
+        let lib_dir = common::library_dir("reliability_lib", &lib);
+        let out = common::profile_dir().join("reliability");
         fs::create_dir_all(&out).expect("create reliability");
-        replace_symlink(&lib, &lib_dir.join("liburing.so.2"));
         Env {
-            repo,
+            repo: common::repo(),
             lib,
             lib_dir,
             out,
         }
     })
-}
-
-/// Points `link` at `target`, safe against concurrent test processes.
-fn replace_symlink(target: &Path, link: &Path) {
-    if fs::read_link(link).ok().as_deref() == Some(target) {
-        return;
-    }
-    let tmp = link.with_extension(format!("tmp{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp).expect("symlink");
-    fs::rename(&tmp, link).expect("rename symlink");
 }
 
 fn debian_liburing() -> Option<PathBuf> {
@@ -128,19 +98,6 @@ fn have(tool: &str) -> bool {
         .unwrap_or(false)
 }
 
-fn c_compiler() -> Command {
-    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-    let compiler = cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(1)
-        .debug(true)
-        .host(&triple)
-        .target(&triple)
-        .try_get_compiler()
-        .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"));
-    compiler.to_command()
-}
-
 /// How a program is linked.
 enum Link {
     /// To our library, through the RPATH symlink directory.
@@ -157,7 +114,7 @@ fn compile(name: &str, sources: &[PathBuf], link: Link, extra: &[&str]) -> PathB
     let bin = env.out.join(name);
     let file = bin.file_name().unwrap().to_string_lossy().into_owned();
     let tmp = bin.with_file_name(format!(".{file}.tmp{}", std::process::id()));
-    let mut cmd = c_compiler();
+    let mut cmd = common::c_compiler(1);
     cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"]);
     cmd.args(extra);
     if !matches!(link, Link::System) {

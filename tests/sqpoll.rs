@@ -23,6 +23,8 @@
 //! the README's test command is `cargo build --release && cargo test --release`.
 
 use std::collections::HashMap;
+mod common;
+
 use std::fs;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -47,54 +49,17 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-        // Test binaries live in <target-dir>/<profile>/deps/.
-        let exe = std::env::current_exe().expect("current_exe");
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("test binary is not in <target-dir>/<profile>/deps/")
-            .to_path_buf();
-        // Cargo uplifts the cdylib from deps/; take the newer of the two.
-        let uplifted = profile_dir.join("librsuring.so");
-        let in_deps = profile_dir.join("deps").join("librsuring.so");
-        let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-        let lib = match (mtime(&uplifted), mtime(&in_deps)) {
-            (Some(a), Some(b)) if b > a => in_deps,
-            (Some(_), _) => uplifted,
-            (None, Some(_)) => in_deps,
-            (None, None) => panic!(
-                "{} is missing: run cargo build --release first \
-                 (then cargo test --release --test sqpoll)",
-                uplifted.display()
-            ),
-        };
-        let lib = lib.canonicalize().expect("canonicalize librsuring.so");
-        let base = profile_dir.join("sqpoll_tests");
-        let lib_dir = base.join("lib");
-        let bin_dir = base.join("bin");
-        fs::create_dir_all(&lib_dir).expect("create sqpoll_tests/lib");
+        let lib = common::library();
+        let lib_dir = common::library_dir("sqpoll_tests/lib", &lib);
+        let bin_dir = common::profile_dir().join("sqpoll_tests/bin");
         fs::create_dir_all(&bin_dir).expect("create sqpoll_tests/bin");
-        replace_symlink(&lib, &lib_dir.join("liburing.so.2"));
         Env {
-            repo,
+            repo: common::repo(),
             lib,
             lib_dir,
             bin_dir,
         }
     })
-}
-
-/// Points `link` at `target`; safe if several test processes race on it.
-fn replace_symlink(target: &Path, link: &Path) {
-    if fs::read_link(link).ok().as_deref() == Some(target) {
-        return;
-    }
-    let tmp = link.with_extension(format!("tmp{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)
-        .unwrap_or_else(|e| panic!("symlink {}: {e}", tmp.display()));
-    fs::rename(&tmp, link).unwrap_or_else(|e| panic!("rename to {}: {e}", link.display()));
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
@@ -103,18 +68,6 @@ enum Kind {
     Ours,
     /// Debian's `/usr/include/liburing.h` and `-luring`: an unmodified binary.
     Debian,
-}
-
-fn compiler() -> Command {
-    let triple = "x86_64-unknown-linux-gnu";
-    cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(2)
-        .host(triple)
-        .target(triple)
-        .warnings(false)
-        .get_compiler()
-        .to_command()
 }
 
 /// Compiles `c_tests/sqpoll/<name>.c` (once per test process) and returns
@@ -144,7 +97,7 @@ fn build(name: &str, kind: Kind) -> PathBuf {
     let tmp = env
         .bin_dir
         .join(format!(".{name}{suffix}.{}", std::process::id()));
-    let mut cmd = compiler();
+    let mut cmd = common::c_compiler(2);
     cmd.args([
         "-Wall",
         "-Wextra",
