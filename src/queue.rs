@@ -12,11 +12,17 @@ use core::sync::atomic::{fence, Ordering};
 use crate::ring::{int_flags, io_uring, load, rs_flags, store};
 use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
 use crate::sys::{
-    IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP,
-    IORING_FEAT_EXT_ARG, IORING_OP_TIMEOUT, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
-    IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
-    NSIG_BYTES,
+    IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS,
+    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_OP_TIMEOUT,
+    IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW,
+    IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT, NSIG_BYTES,
 };
+
+/// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
+#[inline(always)]
+fn cqe_slots(c: &io_uring_cqe) -> u32 {
+    1 + (c.flags & IORING_CQE_F_32 != 0) as u32
+}
 
 /// What one wait asks of the kernel (liburing's `get_data`).
 struct GetData {
@@ -188,19 +194,22 @@ impl io_uring {
                 return (err, ptr::null_mut(), 0);
             }
             let cqe = self.cqe_at(head);
-            if self.features & IORING_FEAT_EXT_ARG == 0 {
-                // SAFETY: the CQE at head is published (acquire on tail above).
-                let c = unsafe { &*cqe };
-                if c.user_data == LIBURING_UDATA_TIMEOUT {
-                    if c.res < 0 {
-                        err = c.res;
-                    }
-                    self.cq_advance(1);
-                    if err == 0 {
-                        continue;
-                    }
-                    return (err, ptr::null_mut(), available);
+            // SAFETY: the CQE at head is published (acquire on tail above).
+            let c = unsafe { &*cqe };
+            // Padding the kernel posts at the wrap of a mixed-size CQ.
+            if c.flags & IORING_CQE_F_SKIP != 0 {
+                self.cq_advance(cqe_slots(c));
+                continue;
+            }
+            if self.features & IORING_FEAT_EXT_ARG == 0 && c.user_data == LIBURING_UDATA_TIMEOUT {
+                if c.res < 0 {
+                    err = c.res;
                 }
+                self.cq_advance(cqe_slots(c));
+                if err == 0 {
+                    continue;
+                }
+                return (err, ptr::null_mut(), available);
             }
             return (err, cqe, available);
         }
@@ -311,7 +320,10 @@ impl io_uring {
     }
 
     /// Fills `cqes` with up to `count` ready CQEs without consuming them.
-    fn peek_batch_inner(&self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+    fn peek_batch_inner(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+        if self.flags & IORING_SETUP_CQE_MIXED != 0 {
+            return self.peek_batch_mixed(cqes, count);
+        }
         let ready = self.cq_ready();
         let n = ready.min(count);
         // SAFETY: khead points into the live CQ ring mapping.
@@ -319,6 +331,36 @@ impl io_uring {
         for i in 0..n {
             // SAFETY: the caller provides room for `count` >= n pointers.
             unsafe { *cqes.add(i as usize) = self.cqe_at(head.wrapping_add(i)) };
+        }
+        n
+    }
+
+    /// [`Self::peek_batch_inner`] for CQE_MIXED rings, where a CQE takes one
+    /// or two slots and the kernel pads the wrap with skip entries: returns
+    /// real CQEs only, consuming a skip entry at the head, and stops before
+    /// one further on (it can only be consumed once it is at the head).
+    fn peek_batch_mixed(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+        let ready = self.cq_ready();
+        // SAFETY: khead points into the live CQ ring mapping.
+        let mut head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
+        let last = head.wrapping_add(ready);
+        let mut n = 0;
+        while head != last && n < count {
+            let cqe = self.cqe_at(head);
+            // SAFETY: entries in [head, tail) are published (acquire in cq_ready).
+            let c = unsafe { &*cqe };
+            if c.flags & IORING_CQE_F_SKIP != 0 {
+                if n != 0 {
+                    break;
+                }
+                self.cq_advance(1);
+                head = head.wrapping_add(1);
+                continue;
+            }
+            head = head.wrapping_add(cqe_slots(c));
+            // SAFETY: the caller provides room for `count` pointers.
+            unsafe { *cqes.add(n as usize) = cqe };
+            n += 1;
         }
         n
     }

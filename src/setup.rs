@@ -549,6 +549,24 @@ pub unsafe fn queue_init_mem(
     unsafe { crate::sqpoll::init(entries, ring, p, buf, buf_size) }
 }
 
+/// The layout of rings after IORING_REGISTER_RESIZE_RINGS. The kernel's
+/// reply carries the new sizes and offsets but neither the ring's features
+/// (SINGLE_MMAP) nor, for a ring with an SQ index array, where that array
+/// now is: it follows the CQEs, cache-line aligned, as at setup. The ring's
+/// own setup flags (CQE32, NO_SQARRAY) decide the rest.
+fn resized_layout(ring: &io_uring, reply: &io_uring_params) -> io_uring_params {
+    let mut layout = *reply;
+    layout.flags = ring.flags;
+    layout.features = ring.features;
+    if ring.flags & IORING_SETUP_NO_SQARRAY == 0 && layout.sq_off.array == 0 {
+        let cq_end = layout.cq_off.cqes as usize
+            + layout.cq_entries as usize * core::mem::size_of::<io_uring_cqe>();
+        let shifted = cq_end << (ring.flags & IORING_SETUP_CQE32 != 0) as u32;
+        layout.sq_off.array = round_up(shifted, 64) as u32;
+    }
+    layout
+}
+
 /// `io_uring_resize_rings`: asks the kernel for new SQ/CQ sizes, maps the
 /// new rings and carries the library's state over. `p->flags` is cleared
 /// afterwards, as liburing does.
@@ -568,9 +586,10 @@ pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
         )
     };
     if ret >= 0 {
+        let layout = resized_layout(ring, p);
         let mut fresh = io_uring::zeroed();
-        // SAFETY: `p` now describes the resized rings of this ring's fd.
-        ret = unsafe { map_rings(ring.ring_fd, p, &mut fresh.sq, &mut fresh.cq) };
+        // SAFETY: `layout` describes the resized rings of this ring's fd.
+        ret = unsafe { map_rings(ring.ring_fd, &layout, &mut fresh.sq, &mut fresh.cq) };
         if ret == 0 {
             let old_sqes = (ring.sq.sqes, ring.sq.sqes_sz as usize);
             // SAFETY: the old mappings are replaced below and never used again.
@@ -586,7 +605,7 @@ pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
             fresh.cq.ext = ring.cq.ext;
             ring.sq = fresh.sq;
             ring.cq = fresh.cq;
-            if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+            if ring.flags & IORING_SETUP_NO_SQARRAY == 0 {
                 for i in 0..ring.sq.ring_entries {
                     // SAFETY: the new array has ring_entries slots.
                     unsafe { *ring.sq.array.add(i as usize) = i };

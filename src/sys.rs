@@ -626,6 +626,12 @@ pub struct io_uring_query_hdr {
 
 pub const IORING_RSRC_REGISTER_SPARSE: u32 = 1 << 0;
 
+// --- CQE flags ---------------------------------------------------------------
+/// A padding entry of a mixed-size CQ: not a completion.
+pub const IORING_CQE_F_SKIP: u32 = 1 << 5;
+/// A 32-byte CQE (two slots) on a mixed-size CQ.
+pub const IORING_CQE_F_32: u32 = 1 << 15;
+
 // --- opcodes and user data the library itself uses ---------------------------
 pub const IORING_OP_TIMEOUT: u8 = 11;
 
