@@ -13,9 +13,10 @@ use crate::ring::{int_flags, io_uring, load, rs_flags, store};
 use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
 use crate::sys::{
     IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS,
-    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_OP_TIMEOUT,
-    IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW,
-    IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT, NSIG_BYTES,
+    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT,
+    IORING_OP_TIMEOUT, IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
+    IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
+    NSIG_BYTES,
 };
 
 /// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
@@ -451,7 +452,8 @@ impl io_uring {
         self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
     }
 
-    /// `io_uring_wait_cqes_min_timeout`: always the EXT_ARG path.
+    /// `io_uring_wait_cqes_min_timeout`: always the EXT_ARG path; `-EINVAL`
+    /// on kernels without IORING_FEAT_MIN_TIMEOUT.
     pub fn wait_cqes_min(
         &mut self,
         cqe_ptr: &mut *mut io_uring_cqe,
@@ -460,7 +462,26 @@ impl io_uring {
         min_wait_usec: u32,
         sigmask: *const libc::sigset_t,
     ) -> c_int {
+        if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+            return -libc::EINVAL;
+        }
         self.wait_cqes_ext(cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
+    }
+
+    /// `io_uring_submit_and_wait_min_timeout`; `-EINVAL` on kernels without
+    /// IORING_FEAT_MIN_TIMEOUT.
+    pub fn submit_and_wait_min_timeout(
+        &mut self,
+        cqe_ptr: &mut *mut io_uring_cqe,
+        wait_nr: u32,
+        ts: *const __kernel_timespec,
+        min_wait_usec: u32,
+        sigmask: *const libc::sigset_t,
+    ) -> c_int {
+        if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
+            return -libc::EINVAL;
+        }
+        self.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
     }
 
     /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).

@@ -7,6 +7,7 @@ use core::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::ring::io_uring;
+use crate::sys::io_uring_cqe;
 
 mod queue;
 mod register;
@@ -56,6 +57,25 @@ unsafe fn with_ring(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int)
         Some(_) => -libc::EBADF,
         None => -libc::EFAULT,
     }
+}
+
+/// Runs `f` on the caller's set-up ring and CQE output pointer: `-EFAULT`
+/// for either NULL, otherwise as [`with_ring`].
+///
+/// # Safety
+/// As for [`ring_mut`]; a non-null `cqe_ptr` must be writable.
+#[inline(always)]
+unsafe fn with_ring_cqe(
+    ring: *mut io_uring,
+    cqe_ptr: *mut *mut io_uring_cqe,
+    f: impl FnOnce(&mut io_uring, &mut *mut io_uring_cqe) -> c_int,
+) -> c_int {
+    // SAFETY: forwarded contract.
+    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| f(r, out)) }
 }
 
 /// Runs `f` on the memory of a ring being set up: `-EFAULT` for NULL.

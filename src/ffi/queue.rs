@@ -3,9 +3,9 @@
 use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{guard, live_ring, with_ring};
+use super::{guard, live_ring, with_ring, with_ring_cqe};
 use crate::ring::io_uring;
-use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe, IORING_FEAT_MIN_TIMEOUT};
+use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
 /// Returns the next free SQE, or NULL when the SQ ring is full.
 ///
@@ -54,12 +54,8 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| {
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
             r.submit_and_wait_timeout(out, wait_nr, ts, 0, sigmask)
         })
     }
@@ -98,11 +94,11 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.wait_cqes(out, wait_nr, ts, sigmask)) }
+    unsafe {
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
+            r.wait_cqes(out, wait_nr, ts, sigmask)
+        })
+    }
 }
 
 /// Waits for one completion or until `ts` passes (`-ETIME`).
@@ -116,11 +112,7 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     ts: *mut __kernel_timespec,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.wait_cqes(out, 1, ts, ptr::null())) }
+    unsafe { with_ring_cqe(ring, cqe_ptr, |r, out| r.wait_cqes(out, 1, ts, ptr::null())) }
 }
 
 /// Fills `cqes` with up to `count` ready completions without consuming them.
@@ -157,11 +149,11 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
+    unsafe {
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
+            r.get_cqe(out, submit, wait_nr, sigmask)
+        })
+    }
 }
 
 /// Sleeps until the SQ thread has made room in the SQ ring.
@@ -190,16 +182,9 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| {
-            if r.features & IORING_FEAT_MIN_TIMEOUT == 0 {
-                return -libc::EINVAL;
-            }
-            r.submit_and_wait_timeout(out, wait_nr, ts, min_wait, sigmask)
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
+            r.submit_and_wait_min_timeout(out, wait_nr, ts, min_wait, sigmask)
         })
     }
 }
@@ -219,15 +204,8 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| {
-            if r.features & IORING_FEAT_MIN_TIMEOUT == 0 {
-                return -libc::EINVAL;
-            }
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
             r.wait_cqes_min(out, wait_nr, ts, min_ts_usec, sigmask)
         })
     }
@@ -246,9 +224,9 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     reg_index: c_int,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { cqe_ptr.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit_and_wait_reg(out, wait_nr, reg_index)) }
+    unsafe {
+        with_ring_cqe(ring, cqe_ptr, |r, out| {
+            r.submit_and_wait_reg(out, wait_nr, reg_index)
+        })
+    }
 }
