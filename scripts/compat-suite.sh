@@ -58,6 +58,9 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SUITE=compat-suite
+# shellcheck source-path=SCRIPTDIR source=lib/liburing-runner.sh
+. "$REPO/scripts/lib/liburing-runner.sh"
 WORK=${RSURING_COMPAT_DIR:-$REPO/target/compat}
 TIMEOUT=${RSURING_COMPAT_TIMEOUT:-60}
 LIB=$REPO/target/release/librsuring.so
@@ -105,28 +108,20 @@ declare -A STATIC_IN_BASELINE=(
 
 # Fixed /tmp paths some 2.3 tests use (they normally unlink them; removed
 # after a run in case a test died first).
-TMP_LEFTOVERS=(/tmp/.open.close /tmp/.open.direct.pick /tmp/.open.at2
+TMP_NAMES=(/tmp/.open.close /tmp/.open.direct.pick /tmp/.open.at2
 	/tmp/.tmp.access /tmp/.statx /tmp/io_uring_openat_test
 	/tmp/io_uring_openat_write_test1)
-
-log() { printf '%s\n' "compat-suite: $*" >&2; }
-die() { log "error: $*"; exit 2; }
-
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
+TMP_GLOBS=()
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--lib) LIB=${2:?--lib needs a path}; shift 2 ;;
-	--lib=*) LIB=${1#*=}; shift ;;
 	--headers) HEADERS=${2:?--headers needs debian|rsuring|both}; shift 2 ;;
 	--headers=*) HEADERS=${1#*=}; shift ;;
 	--baseline) BASELINE=1; shift ;;
-	--jobs|-j) JOBS=${2:?--jobs needs a number}; shift 2 ;;
-	--jobs=*) JOBS=${1#*=}; shift ;;
-	-h|--help) usage; exit 0 ;;
-	--) shift; ONLY+=("$@"); break ;;
-	-*) usage >&2; die "unknown option $1" ;;
-	*) ONLY+=("${1%.t}"); shift ;;
+	*)
+		common_opt "$@"
+		if [ "$SHIFT" = 0 ]; then ONLY+=("${1%.t}"); SHIFT=1; fi
+		shift "$SHIFT" ;;
 	esac
 done
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "--jobs: not a positive number: $JOBS"
@@ -148,13 +143,6 @@ WORK=$(cd "$WORK" && pwd)
 
 # ---------------------------------------------------------------------------
 # Packages and source
-
-as_root() {
-	if [ "$(id -u)" = 0 ]; then "$@"
-	elif command -v sudo >/dev/null; then sudo -n "$@"
-	else log "need root for: $*"; return 1
-	fi
-}
 
 APT_UPDATED=0
 apt_update() {
@@ -234,14 +222,6 @@ configure_source() {
 	[ -f "$SRC/config-host.h" ] && [ -f "$SRC/config-host.mak" ] || die "configure produced no config-host.h/.mak"
 }
 
-# Test names from test/Makefile's test_srcs (respects its conditionals).
-list_tests() {
-	local srcs
-	srcs=$(make -s --no-print-directory -C "$SRC/test" -f Makefile \
-		-f <(printf 'print-test-srcs:\n\t@echo $(test_srcs)\n') print-test-srcs) || return 1
-	printf '%s\n' $srcs | sed -E 's/\.(c|cc)$//' | awk '!seen[$0]++'
-}
-
 # ---------------------------------------------------------------------------
 # Build
 
@@ -249,7 +229,7 @@ DEBIAN_LIB=""
 
 mode_setup() {
 	local mode=$1
-	MODE_INC=()
+	MODE_INC_FLAGS=()
 	MODE_LINK=()
 	MODE_EXPECT_LIB=""
 	case "$mode" in
@@ -259,7 +239,7 @@ mode_setup() {
 	debian|rsuring)
 		MODE_LINK=(-L"$WORK/lib" -luring -Wl,-rpath,"$WORK/lib" -Wl,--disable-new-dtags)
 		MODE_EXPECT_LIB=$(readlink -f "$LIB")
-		[ "$mode" = rsuring ] && MODE_INC=(-I"$REPO/include") ;;
+		[ "$mode" = rsuring ] && MODE_INC_FLAGS=(-I"$REPO/include") ;;
 	esac
 }
 
@@ -272,43 +252,26 @@ mode_header() {
 }
 
 prepare_lib_dir() {
-	local soname
-	[ -f "$LIB" ] || die "rsuring library not found: $LIB (build it with cargo build --release, or pass --lib)"
-	soname=$(readelf -d "$LIB" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
-	[ "$soname" = liburing.so.2 ] || die "$LIB has SONAME '${soname:-none}', expected liburing.so.2"
+	check_soname "$LIB"
 	mkdir -p "$WORK/lib"
 	ln -sfn "$(readlink -f "$LIB")" "$WORK/lib/liburing.so.2"
 	ln -sfn "$(readlink -f "$LIB")" "$WORK/lib/liburing.so"
 }
 
+is_static() { [ "$1" = baseline ] && [ -n "${STATIC_IN_BASELINE[$2]+x}" ]; }
+
 # compile_one MODE TEST: build <mode>/bin/TEST.t; on failure leave build/TEST.failed.
 compile_one() {
-	local mode=$1 t=$2 d=$WORK/$1 src compiler flags
-	local log=$d/build/$t.log
-	local -a link=("${MODE_LINK[@]}")
-	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
-		link=("$SRC/src/liburing.a")
-	fi
-	rm -f "$d/build/$t.failed" "$d/bin/$t.t"
-	if [ -f "$SRC/test/$t.c" ]; then
-		src=$SRC/test/$t.c; compiler=${CC:-gcc}; flags=("${CFLAGS_T[@]}")
-	elif [ -f "$SRC/test/$t.cc" ]; then
-		src=$SRC/test/$t.cc; compiler=${CXX:-g++}; flags=("${CXXFLAGS_T[@]}")
+	if is_static "$1" "$2"; then
+		compile_test "$1" "$2" "$SRC/src/liburing.a"
 	else
-		echo "no source for $t" >"$log"; echo "no source" >"$d/build/$t.failed"; return
+		compile_test "$1" "$2" "${MODE_LINK[@]}"
 	fi
-	if ! "$compiler" "${CPPFLAGS_T[@]}" "${MODE_INC[@]}" "${flags[@]}" \
-		-MD -MF "$d/build/$t.d" -o "$d/bin/$t.t" "$src" "$d/build/helpers.o" \
-		"${link[@]}" -lpthread >"$log" 2>&1; then
-		echo "compile/link error" >"$d/build/$t.failed"; return
-	fi
-	check_binary "$mode" "$t" "$d/build/$t.d" "$d/bin/$t.t" >>"$log" 2>&1 ||
-		{ echo "$(tail -n 1 "$log")" >"$d/build/$t.failed"; rm -f "$d/bin/$t.t"; }
 }
 
-# check_binary MODE TEST DEPFILE BINARY: right header, right library.
+# check_binary MODE TEST: right header, right library.
 check_binary() {
-	local mode=$1 t=$2 dep=$3 bin=$4 hdr got needed
+	local mode=$1 t=$2 dep=$WORK/$1/build/$2.d hdr static=0
 	hdr=$(mode_header "$mode")
 	# exec-target.c includes no liburing header at all; that is fine.
 	if grep -q 'liburing\.h' "$dep" && ! grep -qF "$hdr" "$dep"; then
@@ -318,18 +281,8 @@ check_binary() {
 		echo "check: compiled against a system liburing header: $(grep -oE '/usr/(local/)?include/liburing[^ ]*' "$dep" | sort -u | tr '\n' ' ')"
 		return 1
 	fi
-	needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(liburing[^]]*\)\].*/\1/p')
-	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
-		[ -z "$needed" ] && return 0
-		echo "check: static baseline build still needs $needed"; return 1
-	fi
-	if [ "$needed" != liburing.so.2 ]; then
-		echo "check: NEEDED '${needed:-none}', expected liburing.so.2"; return 1
-	fi
-	got=$(ldd "$bin" | awk '$1 == "liburing.so.2" { print $3 }')
-	if [ -z "$got" ] || [ "$(readlink -f "$got")" != "$MODE_EXPECT_LIB" ]; then
-		echo "check: liburing.so.2 resolves to '${got:-nothing}', expected $MODE_EXPECT_LIB"; return 1
-	fi
+	is_static "$mode" "$t" && static=1
+	check_linkage "$WORK/$mode/bin/$t.t" "$static" "$MODE_EXPECT_LIB"
 }
 
 build_mode() {
@@ -339,9 +292,7 @@ build_mode() {
 	mode_setup "$mode"
 	if [ "$mode" = rsuring ] && [ ! -f "$REPO/include/liburing.h" ]; then
 		log "[$mode] $REPO/include/liburing.h does not exist: every test fails to build"
-		for t in "${TESTS[@]}"; do
-			echo "no include/liburing.h" >"$d/build/$t.failed"
-		done
+		build_tests_failed "$mode" "no include/liburing.h" "${TESTS[@]}"
 		return
 	fi
 	log "[$mode] building ${#TESTS[@]} tests ($BUILD_JOBS jobs)"
@@ -349,71 +300,17 @@ build_mode() {
 		! make -s -C "$SRC/src" liburing.a >"$d/build/liburing.a.log" 2>&1; then
 		log "[$mode] building liburing.a failed, see $d/build/liburing.a.log"
 	fi
-	if ! ${CC:-gcc} "${CPPFLAGS_T[@]}" "${MODE_INC[@]}" "${CFLAGS_T[@]}" -c \
-		-o "$d/build/helpers.o" "$SRC/test/helpers.c" >"$d/build/helpers.log" 2>&1; then
-		log "[$mode] helpers.c failed to build:"; cat "$d/build/helpers.log" >&2
-		for t in "${TESTS[@]}"; do
-			echo "helpers.c failed to build" >"$d/build/$t.failed"
-		done
-		return
-	fi
-	for t in "${TESTS[@]}"; do
-		while [ "$(jobs -rp | wc -l)" -ge "$BUILD_JOBS" ]; do wait -n; done
-		compile_one "$mode" "$t" &
-	done
-	wait
+	build_tests "$mode" "$BUILD_JOBS" "${TESTS[@]}"
 }
 
 # ---------------------------------------------------------------------------
 # Run
 
-DO_KMSG=0
-if [ -w /dev/kmsg ] && dmesg >/dev/null 2>&1; then DO_KMSG=1; fi
-
-# As runtests.sh's _check_dmesg: kernel splats logged since the marker.
-dmesg_clean() {
-	local marker=$1 out=$2
-	[ "$DO_KMSG" = 1 ] || return 0
-	dmesg | grep -A 9999 -F "$marker" >"$out" 2>/dev/null
-	if grep -q -e "kernel BUG at" -e "WARNING:" -e "BUG:" -e "Oops:" \
-		-e "possible recursive locking detected" -e "Internal error" \
-		-e "INFO: suspicious RCU usage" \
-		-e "INFO: possible circular locking dependency detected" \
-		-e "general protection fault:" -e "blktests failure" "$out"; then
-		return 1
-	fi
-	rm -f "$out"
-}
-
 # run_one MODE TEST: prints one line, writes one line to <mode>/results.d/TEST.
 run_one() {
-	local mode=$1 t=$2 d=$WORK/$1 status st t0 t1 secs marker note=""
-	local log=$d/logs/$t.log scratch=$d/scratch/$t
-	rm -rf "$scratch"; mkdir -p "$scratch"
-	# timeout.c execs ./exec-target.t from its cwd.
-	[ -f "$d/bin/exec-target.t" ] && ln -s "$d/bin/exec-target.t" "$scratch/exec-target.t"
-	marker="compat-suite $mode: running test $t $$-$RANDOM:"
-	[ "$DO_KMSG" = 1 ] && echo "$marker" >/dev/kmsg 2>/dev/null
-	t0=$(date +%s.%N)
-	# No exec: if the test dies of a signal, this subshell reports it
-	# ("Aborted") into the log rather than on the console.
-	(cd "$scratch" && timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "$d/bin/$t.t"; exit $?) \
-		</dev/null >"$log" 2>&1
-	status=$?
-	t1=$(date +%s.%N)
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	if [ "$status" -eq 124 ] ||
-		{ [ "$status" -eq 137 ] && awk -v s="$secs" -v t="$TIMEOUT" 'BEGIN { exit !(s >= t) }'; }; then
-		st=TIMEOUT
-	elif [ "$status" -eq 77 ]; then
-		st=SKIP
-	elif [ "$status" -ne 0 ]; then
-		st=FAIL
-	elif ! dmesg_clean "$marker" "$d/logs/$t.dmesg"; then
-		st=FAIL; note=" (kernel warning in dmesg, see logs/$t.dmesg)"
-	else
-		st=PASS
-	fi
+	local mode=$1 t=$2 d=$WORK/$1 st note
+	exec_test "$mode" "$t"
+	st=$RUN_ST; note=$RUN_NOTE
 	if [ -n "${EXPECTED[$t]+x}" ]; then
 		case $st in
 		FAIL|TIMEOUT) st=XFAIL; note=" (expected: ${EXPECTED[$t]})" ;;
@@ -422,91 +319,49 @@ run_one() {
 	fi
 	# A crash: rerun once under gdb (when installed) for a backtrace.
 	case $st in FAIL|XFAIL)
-		if [ "$status" -gt 128 ] && [ "$status" -lt 160 ] && command -v gdb >/dev/null; then
-			rm -rf "$scratch"; mkdir -p "$scratch"
-			[ -f "$d/bin/exec-target.t" ] && ln -s "$d/bin/exec-target.t" "$scratch/exec-target.t"
-			(cd "$scratch" && timeout -k 5 "$TIMEOUT" gdb -q -batch -ex run -ex bt \
+		if [ "$RUN_STATUS" -gt 128 ] && [ "$RUN_STATUS" -lt 160 ] && command -v gdb >/dev/null; then
+			new_scratch "$d" "$t"
+			(cd "$d/scratch/$t" && timeout -k 5 "$TIMEOUT" gdb -q -batch -ex run -ex bt \
 				"$d/bin/$t.t"; exit $?) </dev/null >"$d/logs/$t.gdb" 2>&1
 		fi ;;
 	esac
-	if [ "$mode" = baseline ] && [ -n "${STATIC_IN_BASELINE[$t]+x}" ]; then
+	if is_static "$mode" "$t"; then
 		note="$note (linked statically: Debian's liburing.so.2 lacks ${STATIC_IN_BASELINE[$t]})"
 	fi
-	rm -rf "$scratch"
-	echo "$t $st $status $secs" >"$d/results.d/$t"
-	printf '[%s] %-28s %-7s %6ss  exit %s%s\n' "$mode" "$t" "$st" "$secs" "$status" "$note"
+	record_result "$mode" "$t" "$st" "$RUN_STATUS" "$RUN_SECS" "$note"
 }
 
-detach_our_loops() {
-	command -v losetup >/dev/null || return 0
-	losetup -n -l -O NAME,BACK-FILE 2>/dev/null | while read -r dev back; do
-		case "$back" in
-		"$WORK"/*) log "detaching leftover loop device $dev ($back)"; as_root losetup -d "$dev" ;;
-		esac
-	done
+excluded_reason() {
+	[ -n "${EXCLUDED[$2]+x}" ] && echo "${EXCLUDED[$2]}"
 }
 
 run_mode() {
-	local mode=$1 d=$WORK/$1 t reason
-	local -a tmp_before=()
+	local mode=$1 d=$WORK/$1
 	rm -rf "$d/logs" "$d/scratch" "$d/results.d"
 	mkdir -p "$d/logs" "$d/scratch" "$d/results.d"
-	for f in "${TMP_LEFTOVERS[@]}"; do [ -e "$f" ] && tmp_before+=("$f"); done
 	log "[$mode] running tests (timeout ${TIMEOUT}s, $JOBS at a time)"
-	for t in "${ALL_TESTS[@]}"; do
-		if [ -n "${EXCLUDED[$t]+x}" ]; then
-			echo "$t EXCLUDED - 0" >"$d/results.d/$t"
-			printf '[%s] %-28s %-7s  %s\n' "$mode" "$t" EXCLUDED "${EXCLUDED[$t]}"
-		elif [ -f "$d/build/$t.failed" ]; then
-			reason=$(cat "$d/build/$t.failed")
-			echo "$t BUILDFAIL - 0" >"$d/results.d/$t"
-			printf '[%s] %-28s %-7s  %s, see %s\n' "$mode" "$t" BUILDFAIL "$reason" "$d/build/$t.log"
-		else
-			while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-			run_one "$mode" "$t" &
-		fi
-	done
-	wait
-	rmdir "$d/scratch" 2>/dev/null || rm -rf "$d/scratch"
-	detach_our_loops
-	for f in "${TMP_LEFTOVERS[@]}"; do
-		[ -e "$f" ] || continue
-		[[ " ${tmp_before[*]} " == *" $f "* ]] || rm -rf "$f"
-	done
-	for t in "${ALL_TESTS[@]}"; do cat "$d/results.d/$t"; done >"$d/results"
-	rm -rf "$d/results.d"
+	run_tests "$mode" "$JOBS" "${ALL_TESTS[@]}"
+	cleanup_after_mode "$mode"
+	collect_results "$mode" results "${ALL_TESTS[@]}"
 }
 
 TOTAL_PASS=0
 TOTAL_FAIL=0
 
+# summarize_mode MODE START BUILT END (seconds since the epoch)
 summarize_mode() {
-	local mode=$1 d=$WORK/$1 secs=$2
-	local -a pass=() skip=() fail=() tout=() bfail=() xfail=() xpass=() excl=()
-	local name st status s
-	while read -r name st status s; do
-		case $st in
-		PASS) pass+=("$name") ;;
-		SKIP) skip+=("$name") ;;
-		FAIL) fail+=("$name") ;;
-		TIMEOUT) tout+=("$name") ;;
-		BUILDFAIL) bfail+=("$name") ;;
-		XFAIL) xfail+=("$name") ;;
-		XPASS) xpass+=("$name") ;;
-		EXCLUDED) excl+=("$name") ;;
-		esac
-	done <"$d/results"
-	local np=$((${#pass[@]} + ${#xpass[@]})) nf=$((${#fail[@]} + ${#tout[@]} + ${#bfail[@]}))
+	local mode=$1 d=$WORK/$1 secs="$(($4 - $2))s: build $(($3 - $2))s, run $(($4 - $3))s"
+	local name
+	read_results "$d/results"
+	local np=$((${#R_PASS[@]} + ${#R_XPASS[@]})) nf=$((${#R_FAIL[@]} + ${#R_TOUT[@]} + ${#R_BFAIL[@]}))
 	echo
-	echo "== mode $mode: $np passed, $nf failed, ${#skip[@]} skipped, ${#xfail[@]} expected failures, ${#excl[@]} excluded (${secs}) =="
-	[ ${#fail[@]} -gt 0 ] && echo "failed: ${#fail[@]} (${fail[*]})"
-	[ ${#tout[@]} -gt 0 ] && echo "timed out: ${#tout[@]} (${tout[*]})"
-	[ ${#bfail[@]} -gt 0 ] && echo "build failures: ${#bfail[@]} (${bfail[*]})"
-	[ ${#xfail[@]} -gt 0 ] && echo "expected failures: ${#xfail[@]} (${xfail[*]})"
-	[ ${#xpass[@]} -gt 0 ] && echo "unexpected passes (listed as expected failures): ${#xpass[@]} (${xpass[*]})"
-	[ ${#skip[@]} -gt 0 ] && echo "skipped: ${#skip[@]} (${skip[*]})"
-	[ ${#excl[@]} -gt 0 ] && echo "excluded: ${#excl[@]} (${excl[*]})"
-	for name in "${fail[@]}" "${tout[@]}"; do
+	echo "== mode $mode: $np passed, $nf failed, ${#R_SKIP[@]} skipped, ${#R_XFAIL[@]} expected failures, ${#R_EXCL[@]} excluded (${secs}) =="
+	print_failure_lists
+	list_line "expected failures" "${R_XFAIL[@]}"
+	list_line "unexpected passes (listed as expected failures)" "${R_XPASS[@]}"
+	list_line "skipped" "${R_SKIP[@]}"
+	list_line "excluded" "${R_EXCL[@]}"
+	for name in "${R_FAIL[@]}" "${R_TOUT[@]}"; do
 		echo "---- [$mode] $name: last lines of $d/logs/$name.log ----"
 		tail -n 15 "$d/logs/$name.log"
 		if [ -f "$d/logs/$name.gdb" ]; then
@@ -514,7 +369,7 @@ summarize_mode() {
 			sed -n '/^Program received signal/,$p' "$d/logs/$name.gdb" | head -n 20
 		fi
 	done
-	for name in "${bfail[@]}"; do
+	for name in "${R_BFAIL[@]}"; do
 		echo "---- [$mode] $name: first lines of $d/build/$name.log ----"
 		head -n 15 "$d/build/$name.log"
 	done
@@ -548,12 +403,10 @@ done
 fetch_source
 configure_source
 
-mapfile -t ALL_TESTS < <(list_tests)
+mapfile -t ALL_TESTS < <(list_tests "$SRC")
 [ ${#ALL_TESTS[@]} -gt 0 ] || die "could not list tests from $SRC/test/Makefile"
 if [ ${#ONLY[@]} -gt 0 ]; then
-	for t in "${ONLY[@]}"; do
-		printf '%s\n' "${ALL_TESTS[@]}" | grep -qxF "$t" || die "no such test: $t"
-	done
+	check_only "${ALL_TESTS[@]}"
 	ALL_TESTS=("${ONLY[@]}")
 fi
 # The tests to build: all but the excluded ones, plus exec-target (timeout.c execs it).
@@ -566,23 +419,11 @@ for t in "${ALL_TESTS[@]}"; do [ -n "${EXCLUDED[$t]+x}" ] || TESTS+=("$t"); done
 # upstream); a one-line shim under build/quote/ provides it.
 mkdir -p "$WORK/quote/x"
 printf '#include "%s/src/syscall.h"\n' "$SRC" >"$WORK/quote/syscall.h"
-CPPFLAGS_T=(-D_GNU_SOURCE -D__SANE_USERSPACE_TYPES__ -iquote "$WORK/quote/x"
-	-include "$SRC/config-host.h")
-XCFLAGS=(-Wno-unused-parameter -Wno-sign-compare)
-grep -q '^CONFIG_HAVE_STRINGOP_OVERFLOW=y' "$SRC/config-host.mak" && XCFLAGS+=(-Wstringop-overflow=0)
-grep -q '^CONFIG_HAVE_ARRAY_BOUNDS=y' "$SRC/config-host.mak" && XCFLAGS+=(-Warray-bounds=0)
-CFLAGS_T=(-g -O2 -Wall -Wextra "${XCFLAGS[@]}" -DLIBURING_BUILD_TEST)
-CXXFLAGS_T=(-g -O2 -Wall -Wextra "${XCFLAGS[@]}" -std=c++11 -DLIBURING_BUILD_TEST)
+set_test_flags "$SRC" -O2
+CPPFLAGS_T+=(-iquote "$WORK/quote/x")
+TEST_SRC=$SRC/test
 
-trap detach_our_loops EXIT
-
-for mode in "${MODES[@]}"; do
-	start=$(date +%s)
-	build_mode "$mode"
-	built=$(date +%s)
-	run_mode "$mode"
-	summarize_mode "$mode" "$(( $(date +%s) - start ))s: build $(( built - start ))s, run $(( $(date +%s) - built ))s"
-done
+run_modes "${MODES[@]}"
 if [ -n "$LIB_ID" ] && [ "$(lib_id)" != "$LIB_ID" ]; then
 	echo
 	echo "WARNING: $LIB changed while the suite ran; results mix two builds"

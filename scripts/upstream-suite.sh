@@ -91,6 +91,9 @@
 set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SUITE=upstream-suite
+# shellcheck source-path=SCRIPTDIR source=lib/liburing-runner.sh
+. "$REPO/scripts/lib/liburing-runner.sh"
 WORK=$REPO/target/upstream-suite
 TIMEOUT=60
 LIB=$REPO/target/release/librsuring.so
@@ -125,28 +128,23 @@ TMP_NAMES=(/tmp/.open.at2 /tmp/.open.close /tmp/.open.direct.pick /tmp/.statx
 	/tmp/cbpf_filter_no_such_socket)
 TMP_GLOBS=('/tmp/cbpf_test_??????' '/tmp/io_uring_enter-test.??????')
 
-log() { printf '%s\n' "upstream-suite: $*" >&2; }
-die() { log "error: $*"; exit 2; }
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--mode) MODE=${2:?--mode needs a value}; shift 2 ;;
 	--mode=*) MODE=${1#*=}; shift ;;
-	--lib) LIB=${2:?--lib needs a path}; shift 2 ;;
-	--lib=*) LIB=${1#*=}; shift ;;
-	--jobs|-j) JOBS=${2:?--jobs needs a number}; shift 2 ;;
-	--jobs=*) JOBS=${1#*=}; shift ;;
 	--reruns) RERUNS=${2:?--reruns needs a number}; shift 2 ;;
 	--reruns=*) RERUNS=${1#*=}; shift ;;
 	--timeout) TIMEOUT=${2:?--timeout needs seconds}; shift 2 ;;
 	--timeout=*) TIMEOUT=${1#*=}; shift ;;
 	--work) WORK=${2:?--work needs a dir}; shift 2 ;;
 	--work=*) WORK=${1#*=}; shift ;;
-	-h|--help) usage; exit 0 ;;
-	--) shift; ONLY+=("$@"); break ;;
-	-*) usage >&2; die "unknown option $1" ;;
-	*) if [ -z "$CHECKOUT" ]; then CHECKOUT=$1; else ONLY+=("${1%.t}"); fi; shift ;;
+	*)
+		common_opt "$@"
+		if [ "$SHIFT" = 0 ]; then
+			if [ -z "$CHECKOUT" ]; then CHECKOUT=$1; else ONLY+=("${1%.t}"); fi
+			SHIFT=1
+		fi
+		shift "$SHIFT" ;;
 	esac
 done
 [ -n "$CHECKOUT" ] || { usage >&2; die "no liburing checkout given"; }
@@ -206,20 +204,10 @@ build_liburing() {
 	ln -sfn "$UP_SO" "$WORK/lib-baseline/liburing.so"
 }
 
-# Test names from test/Makefile's test_srcs, its conditionals evaluated.
-list_tests() {
-	local srcs
-	srcs=$(make -s --no-print-directory -C "$TREE/test" -f Makefile \
-		-f <(printf 'print-test-srcs:\n\t@echo $(test_srcs)\n') print-test-srcs) || return 1
-	printf '%s\n' $srcs | sed -E 's/\.(c|cc)$//' | awk 'NF && !seen[$0]++'
-}
-
 RS_LIB=""
 prepare_rsuring_lib() {
-	local soname d=$WORK/lib-rsuring
-	[ -f "$LIB" ] || die "rsuring library not found: $LIB (cargo build --release, or --lib)"
-	soname=$(readelf -d "$LIB" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
-	[ "$soname" = liburing.so.2 ] || die "$LIB has SONAME '${soname:-none}', expected liburing.so.2"
+	local d=$WORK/lib-rsuring
+	check_soname "$LIB"
 	rm -rf "$d"; mkdir -p "$d"
 	cp "$(readlink -f "$LIB")" "$d/librsuring.so" || die "cannot copy $LIB"
 	ln -s librsuring.so "$d/liburing.so.2"
@@ -231,17 +219,6 @@ prepare_rsuring_lib() {
 # ---------------------------------------------------------------------------
 # Build the tests of one mode
 
-set_flags() {
-	# test/Makefile's flags (CFLAGS default -g -O3 -Wall -Wextra), minus -I.
-	XCFLAGS=(-Wno-unused-parameter -Wno-sign-compare)
-	grep -q '^CONFIG_HAVE_STRINGOP_OVERFLOW=y' "$TREE/config-host.mak" && XCFLAGS+=(-Wstringop-overflow=0)
-	grep -q '^CONFIG_HAVE_ARRAY_BOUNDS=y' "$TREE/config-host.mak" && XCFLAGS+=(-Warray-bounds=0)
-	CPPFLAGS_T=(-D_GNU_SOURCE -D__SANE_USERSPACE_TYPES__ -include "$TREE/config-host.h"
-		-D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64)
-	CFLAGS_T=(-g -O3 -Wall -Wextra "${XCFLAGS[@]}" -DLIBURING_BUILD_TEST)
-	CXXFLAGS_T=(-g -O3 -Wall -Wextra "${XCFLAGS[@]}" -std=c++11 -DLIBURING_BUILD_TEST)
-}
-
 # Per mode: MODE_INC (header dir), MODE_LIBDIR, MODE_EXPECT_LIB (what ldd must find).
 mode_setup() {
 	case "$1" in
@@ -249,41 +226,23 @@ mode_setup() {
 	liburing-header) MODE_INC=$TREE/src/include; MODE_LIBDIR=$WORK/lib-rsuring; MODE_EXPECT_LIB=$RS_LIB ;;
 	rsuring-header) MODE_INC=$REPO/include; MODE_LIBDIR=$WORK/lib-rsuring; MODE_EXPECT_LIB=$RS_LIB ;;
 	esac
+	MODE_INC_FLAGS=(-I"$MODE_INC")
 }
 
 is_static() { [ "$1" = baseline ] && [ -n "${STATIC_ONLY[$2]+x}" ]; }
 
 # compile_one MODE TEST -> <mode>/bin/TEST.t, or <mode>/build/TEST.failed with a reason.
 compile_one() {
-	local mode=$1 t=$2 d=$WORK/$1 src cc
-	local log=$d/build/$t.log
-	local -a flags link
-	if [ -f "$TREE/test/$t.c" ]; then src=$TREE/test/$t.c; cc=${CC:-gcc}; flags=("${CFLAGS_T[@]}")
-	elif [ -f "$TREE/test/$t.cc" ]; then src=$TREE/test/$t.cc; cc=${CXX:-g++}; flags=("${CXXFLAGS_T[@]}")
-	else echo "no source" >"$d/build/$t.failed"; return; fi
-	if is_static "$mode" "$t"; then
-		link=("$TREE/src/liburing.a")
+	if is_static "$1" "$2"; then
+		compile_test "$1" "$2" "$TREE/src/liburing.a"
 	else
-		link=(-L"$MODE_LIBDIR" -luring -Wl,-rpath,"$MODE_LIBDIR" -Wl,--disable-new-dtags)
+		compile_test "$1" "$2" -L"$MODE_LIBDIR" -luring -Wl,-rpath,"$MODE_LIBDIR" -Wl,--disable-new-dtags
 	fi
-	if ! "$cc" "${CPPFLAGS_T[@]}" -I"$MODE_INC" "${flags[@]}" -MD -MF "$d/build/$t.d" \
-		-o "$d/bin/$t.t" "$src" "$d/build/helpers.o" "${link[@]}" -lpthread >"$log" 2>&1; then
-		if grep -q 'undefined reference' "$log"; then
-			echo "link error: undefined $(grep -o "undefined reference to \`[^']*'" "$log" |
-				sed "s/.*\`//; s/'//" | sort -u | tr '\n' ' ')" >"$d/build/$t.failed"
-		else
-			echo "compile error" >"$d/build/$t.failed"
-		fi
-		rm -f "$d/bin/$t.t"; return
-	fi
-	check_binary "$mode" "$t" >>"$log" 2>&1 ||
-		{ tail -n 1 "$log" >"$d/build/$t.failed"; rm -f "$d/bin/$t.t"; }
 }
 
 # check_binary MODE TEST: compiled against the mode's header only, linked to its library.
 check_binary() {
-	local mode=$1 t=$2 d=$WORK/$1 dep bin needed got
-	dep=$d/build/$t.d; bin=$d/bin/$t.t
+	local mode=$1 t=$2 dep=$WORK/$1/build/$2.d static=0
 	# exec-target.c includes nothing from liburing.
 	if grep -q 'liburing\.h' "$dep" && ! grep -qF "$MODE_INC/liburing.h" "$dep"; then
 		echo "check: not compiled against $MODE_INC/liburing.h"; return 1
@@ -293,16 +252,8 @@ check_binary() {
 			grep -E "$TREE/src/include/|/usr/(local/)?include/liburing" | sort -u | tr '\n' ' ')"
 		return 1
 	fi
-	needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(liburing[^]]*\)\].*/\1/p')
-	if is_static "$mode" "$t"; then
-		[ -z "$needed" ] && return 0
-		echo "check: static build still needs $needed"; return 1
-	fi
-	[ "$needed" = liburing.so.2 ] || { echo "check: NEEDED '${needed:-none}', expected liburing.so.2"; return 1; }
-	got=$(ldd "$bin" | awk '$1 == "liburing.so.2" { print $3 }')
-	if [ -z "$got" ] || [ "$(readlink -f "$got")" != "$(readlink -f "$MODE_EXPECT_LIB")" ]; then
-		echo "check: liburing.so.2 resolves to '${got:-nothing}', expected $MODE_EXPECT_LIB"; return 1
-	fi
+	is_static "$mode" "$t" && static=1
+	check_linkage "$WORK/$mode/bin/$t.t" "$static" "$MODE_EXPECT_LIB"
 }
 
 build_mode() {
@@ -310,115 +261,32 @@ build_mode() {
 	rm -rf "$d/bin" "$d/build"; mkdir -p "$d/bin" "$d/build"
 	mode_setup "$mode"
 	log "[$mode] building ${#BUILD[@]} tests against $MODE_INC/liburing.h, library $MODE_EXPECT_LIB ($NPROC at a time)"
-	if ! ${CC:-gcc} "${CPPFLAGS_T[@]}" -I"$MODE_INC" "${CFLAGS_T[@]}" -c \
-		-o "$d/build/helpers.o" "$TREE/test/helpers.c" >"$d/build/helpers.log" 2>&1; then
-		log "[$mode] test/helpers.c does not compile:"; head -n 20 "$d/build/helpers.log" >&2
-		for t in "${BUILD[@]}"; do echo "helpers.c does not compile, see build/helpers.log" >"$d/build/$t.failed"; done
-		return
-	fi
+	local -a build=()
 	for t in "${BUILD[@]}"; do
-		if [ "$mode" != baseline ] && [ -n "${STATIC_ONLY[$t]+x}" ]; then continue; fi
-		while [ "$(jobs -rp | wc -l)" -ge "$NPROC" ]; do wait -n; done
-		compile_one "$mode" "$t" &
+		excluded_reason "$mode" "$t" >/dev/null || build+=("$t")
 	done
-	wait
+	build_tests "$mode" "$NPROC" "${build[@]}"
 }
 
 # ---------------------------------------------------------------------------
 # Run
 
-DO_KMSG=0
-if [ "$(id -u)" = 0 ] && [ -w /dev/kmsg ] && dmesg >/dev/null 2>&1; then DO_KMSG=1; fi
-
-# runtests.sh's _check_dmesg: a kernel splat logged since the marker fails the test.
-dmesg_clean() {
-	local marker=$1 out=$2
-	[ "$DO_KMSG" = 1 ] || return 0
-	dmesg | grep -A 9999 -F "$marker" >"$out" 2>/dev/null
-	if grep -q -e "kernel BUG at" -e "WARNING:" -e "BUG:" -e "Oops:" \
-		-e "possible recursive locking detected" -e "Internal error" \
-		-e "INFO: suspicious RCU usage" \
-		-e "INFO: possible circular locking dependency detected" \
-		-e "general protection fault:" -e "blktests failure" "$out"; then
-		return 1
-	fi
-	rm -f "$out"
-}
-
-# Processes (a test's forked children) still running in a scratch dir: end them.
-reap_leftovers() {
-	local dir=$1 p pids=()
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/cwd" 2>/dev/null)" = "$dir" ] && pids+=("${p#/proc/}")
-	done
-	[ ${#pids[@]} -eq 0 ] && return 0
-	echo "left processes behind: ${pids[*]} (killed)"
-	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	sleep 0.2
-}
-
-detach_our_loops() {
-	command -v losetup >/dev/null || return 0
-	losetup -n -l -O NAME,BACK-FILE 2>/dev/null | while read -r dev back; do
-		case "$back" in "$WORK"/*) log "detaching loop device $dev ($back)"; losetup -d "$dev" ;; esac
-	done
-}
-
-unmount_ours() {
-	awk '{ print $2 }' /proc/mounts | while read -r m; do
-		case "$m" in "$WORK"/*) log "unmounting $m"; umount -l "$m" ;; esac
-	done
-}
-
-remove_tmp_leftovers() {
-	local f
-	for f in "${TMP_NAMES[@]}" ${TMP_GLOBS[@]}; do
-		[ -e "$f" ] || [ -L "$f" ] || continue
-		[ -n "${TMP_BEFORE[$f]+x}" ] || rm -rf "$f"
-	done
-}
-
-declare -A TMP_BEFORE=()
-note_tmp_before() {
-	local f
-	for f in "${TMP_NAMES[@]}" ${TMP_GLOBS[@]}; do
-		[ -e "$f" ] && TMP_BEFORE[$f]=1
-	done
-}
-
 # run_one MODE TEST [RERUN-NOTE]: one result line on stdout and in
 # <mode>/results.d/TEST ("name status exit secs").
 run_one() {
-	local mode=$1 t=$2 rerun=${3:-} d=$WORK/$1 status st t0 t1 secs marker note=""
-	local log=$d/logs/$t.log scratch=$d/scratch/$t
-	rm -rf "$scratch"; mkdir -p "$scratch"
-	[ -f "$d/bin/exec-target.t" ] && ln -s "$d/bin/exec-target.t" "$scratch/exec-target.t"
-	marker="upstream-suite $mode: running test $t $$-$RANDOM:"
-	[ "$DO_KMSG" = 1 ] && echo "$marker" >/dev/kmsg 2>/dev/null
-	t0=$(date +%s.%N)
-	(cd "$scratch" && timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "$d/bin/$t.t"; exit $?) \
-		</dev/null >"$log" 2>&1
-	status=$?
-	t1=$(date +%s.%N)
-	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	if [ "$status" -eq 124 ] ||
-		{ [ "$status" -eq 137 ] && awk -v s="$secs" -v t="$TIMEOUT" 'BEGIN { exit !(s >= t) }'; }; then
-		st=TIMEOUT
-	elif [ "$status" -eq 77 ]; then st=SKIP
-	elif [ "$status" -ne 0 ]; then st=FAIL
-	elif ! dmesg_clean "$marker" "$d/logs/$t.dmesg"; then
-		st=FAIL; note=" (kernel warning in dmesg: logs/$t.dmesg)"
-	else st=PASS
-	fi
-	reap_leftovers "$scratch" >>"$log"
+	local mode=$1 t=$2 rerun=${3:-} st note
+	exec_test "$mode" "$t"
+	st=$RUN_ST; note=$RUN_NOTE
 	is_static "$mode" "$t" && note="$note (static: ${STATIC_ONLY[$t]%%,*})"
 	if [ -n "$rerun" ]; then
 		[ "$st" = PASS ] && st=FLAKY
 		note="$note ($rerun)"
 	fi
-	rm -rf "$scratch"
-	echo "$t $st $status $secs" >"$d/results.d/$t"
-	printf '[%s] %-28s %-7s %6ss  exit %s%s\n' "$mode" "$t" "$st" "$secs" "$status" "$note"
+	record_result "$mode" "$t" "$st" "$RUN_STATUS" "$RUN_SECS" "$note"
+}
+
+excluded_reason() {
+	[ "$1" != baseline ] && [ -n "${STATIC_ONLY[$2]+x}" ] && echo "static-only: ${STATIC_ONLY[$2]}"
 }
 
 # Failed and timed-out tests again, one at a time, until one run passes.
@@ -439,31 +307,17 @@ rerun_failures() {
 }
 
 run_mode() {
-	local mode=$1 d=$WORK/$1 t
+	local mode=$1 d=$WORK/$1
 	rm -rf "$d/scratch" "$d/results.d"
 	[ ${#ONLY[@]} -gt 0 ] || rm -rf "$d/logs"
 	mkdir -p "$d/logs" "$d/scratch" "$d/results.d"
 	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 	log "[$mode] running ${#TESTS[@]} tests (timeout ${TIMEOUT}s, $JOBS at a time; load average $LOAD_START)"
-	for t in "${TESTS[@]}"; do
-		if [ "$mode" != baseline ] && [ -n "${STATIC_ONLY[$t]+x}" ]; then
-			echo "$t EXCLUDED - 0" >"$d/results.d/$t"
-			printf '[%s] %-28s %-7s  static-only: %s\n' "$mode" "$t" EXCLUDED "${STATIC_ONLY[$t]}"
-		elif [ -f "$d/build/$t.failed" ]; then
-			echo "$t BUILDFAIL - 0" >"$d/results.d/$t"
-			printf '[%s] %-28s %-7s  %s (%s)\n' "$mode" "$t" BUILDFAIL "$(cat "$d/build/$t.failed")" "$d/build/$t.log"
-		else
-			while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-			run_one "$mode" "$t" &
-		fi
-	done
-	wait
+	run_tests "$mode" "$JOBS" "${TESTS[@]}"
 	LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 	rerun_failures "$mode"
-	rm -rf "$d/scratch"
-	detach_our_loops; unmount_ours; remove_tmp_leftovers
-	for t in "${TESTS[@]}"; do cat "$d/results.d/$t"; done >"$d/results.run"
-	rm -rf "$d/results.d"
+	cleanup_after_mode "$mode"
+	collect_results "$mode" results.run "${TESTS[@]}"
 	# results: every test's latest result (a run of a few tests updates theirs).
 	if [ ${#ONLY[@]} -gt 0 ] && [ -f "$d/results" ]; then
 		awk 'NR == FNR { seen[$1] = 1; print; next } !($1 in seen)' \
@@ -478,40 +332,30 @@ TOTAL_FAIL=0
 REGRESSIONS=0
 SUMMARY_LINES=()
 
+# summarize_mode MODE START BUILT END (seconds since the epoch)
 summarize_mode() {
-	local mode=$1 d=$WORK/$1 secs=$2 name st status s
-	local -a pass=() skip=() fail=() tout=() bfail=() excl=() stat=() regr=() flaky=()
-	while read -r name st status s; do
-		case $st in
-		PASS) pass+=("$name"); is_static "$mode" "$name" && stat+=("$name") ;;
-		FLAKY) pass+=("$name"); flaky+=("$name") ;;
-		SKIP) skip+=("$name") ;;
-		FAIL) fail+=("$name") ;;
-		TIMEOUT) tout+=("$name") ;;
-		BUILDFAIL) bfail+=("$name") ;;
-		EXCLUDED) excl+=("$name") ;;
-		esac
-	done <"$d/results.run"
-	local np=${#pass[@]} nf=$((${#fail[@]} + ${#tout[@]} + ${#bfail[@]}))
+	local mode=$1 d=$WORK/$1 secs="build $(($3 - $2))s, run $(($4 - $3))s" name st status s
+	local -a stat=() regr=()
+	read_results "$d/results.run"
+	for name in "${R_PASS[@]}"; do is_static "$mode" "$name" && stat+=("$name"); done
+	local np=$((${#R_PASS[@]} + ${#R_FLAKY[@]})) nf=$((${#R_FAIL[@]} + ${#R_TOUT[@]} + ${#R_BFAIL[@]}))
 	echo
-	echo "== [$mode] $np passed, $nf failed, ${#skip[@]} skipped, ${#excl[@]} excluded ($secs) =="
+	echo "== [$mode] $np passed, $nf failed, ${#R_SKIP[@]} skipped, ${#R_EXCL[@]} excluded ($secs) =="
 	echo "load average (1/5/15 min) at start of run: $LOAD_START, after first pass: $LOAD_END; nproc $NPROC"
-	[ ${#stat[@]} -gt 0 ] && echo "passed linked statically (static-only tests): ${#stat[@]} (${stat[*]})"
-	[ ${#flaky[@]} -gt 0 ] && echo "flaky (failed, then passed when re-run alone; counted as passed): ${#flaky[@]} (${flaky[*]})"
-	[ ${#fail[@]} -gt 0 ] && echo "failed: ${#fail[@]} (${fail[*]})"
-	[ ${#tout[@]} -gt 0 ] && echo "timed out: ${#tout[@]} (${tout[*]})"
-	[ ${#bfail[@]} -gt 0 ] && echo "build failures: ${#bfail[@]} (${bfail[*]})"
-	[ ${#skip[@]} -gt 0 ] && echo "skipped: ${#skip[@]} (${skip[*]})"
-	[ ${#excl[@]} -gt 0 ] && echo "excluded (static-only): ${#excl[@]} (${excl[*]})"
-	for name in "${fail[@]}" "${tout[@]}"; do
+	list_line "passed linked statically (static-only tests)" "${stat[@]}"
+	list_line "flaky (failed, then passed when re-run alone; counted as passed)" "${R_FLAKY[@]}"
+	print_failure_lists
+	list_line "skipped" "${R_SKIP[@]}"
+	list_line "excluded (static-only)" "${R_EXCL[@]}"
+	for name in "${R_FAIL[@]}" "${R_TOUT[@]}"; do
 		echo "---- [$mode] $name: last lines of $d/logs/$name.log ----"
 		tail -n 12 "$d/logs/$name.log"
 	done
-	for name in "${flaky[@]}"; do
+	for name in "${R_FLAKY[@]}"; do
 		echo "---- [$mode] $name (flaky): last lines of its first run, $d/logs/$name.first.log ----"
 		tail -n 4 "$d/logs/$name.first.log"
 	done
-	for name in "${bfail[@]}"; do
+	for name in "${R_BFAIL[@]}"; do
 		echo "---- [$mode] $name: $(cat "$d/build/$name.failed"); first errors in $d/build/$name.log ----"
 		grep -m 8 -E 'error|undefined|check:' "$d/build/$name.log"
 	done
@@ -529,7 +373,7 @@ summarize_mode() {
 		REGRESSIONS=$((REGRESSIONS + ${#regr[@]}))
 	fi
 	echo "[$mode] $np passed, $nf failed"
-	SUMMARY_LINES+=("[$mode] $np passed, $nf failed, ${#skip[@]} skipped, ${#excl[@]} excluded$line")
+	SUMMARY_LINES+=("[$mode] $np passed, $nf failed, ${#R_SKIP[@]} skipped, ${#R_EXCL[@]} excluded$line")
 	TOTAL_PASS=$((TOTAL_PASS + np))
 	TOTAL_FAIL=$((TOTAL_FAIL + nf))
 }
@@ -546,14 +390,14 @@ done
 copy_checkout
 build_liburing
 log "liburing ${UP_VERSION:-?} built: $UP_SO"
-set_flags
+set_test_flags "$TREE" -O3
+CPPFLAGS_T+=(-D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64)
+TEST_SRC=$TREE/test
 
-mapfile -t ALL_TESTS < <(list_tests)
+mapfile -t ALL_TESTS < <(list_tests "$TREE")
 [ ${#ALL_TESTS[@]} -gt 0 ] || die "could not list the tests of $TREE/test/Makefile"
 if [ ${#ONLY[@]} -gt 0 ]; then
-	for t in "${ONLY[@]}"; do
-		printf '%s\n' "${ALL_TESTS[@]}" | grep -qxF "$t" || die "no such test: $t"
-	done
+	check_only "${ALL_TESTS[@]}"
 	TESTS=("${ONLY[@]}")
 else
 	TESTS=("${ALL_TESTS[@]}")
@@ -563,16 +407,7 @@ BUILD=("${TESTS[@]}")
 [[ " ${BUILD[*]} " == *" exec-target "* ]] || BUILD+=(exec-target)
 log "${#ALL_TESTS[@]} tests in test/Makefile; running ${#TESTS[@]}"
 
-note_tmp_before
-trap 'detach_our_loops; unmount_ours' EXIT
-
-for mode in "${MODES[@]}"; do
-	start=$(date +%s)
-	build_mode "$mode"
-	built=$(date +%s)
-	run_mode "$mode"
-	summarize_mode "$mode" "build $((built - start))s, run $(($(date +%s) - built))s"
-done
+run_modes "${MODES[@]}"
 
 echo
 echo "== summary (work dir $WORK) =="
