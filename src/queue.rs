@@ -514,6 +514,9 @@ impl io_uring {
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     #[inline(always)]
     fn submit_with<const EXT: bool>(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+        // SQEs handed out since the last submit (only the transparent SQPOLL
+        // path needs it; the compiler drops it elsewhere).
+        let fresh = self.sq.sqe_tail.wrapping_sub(self.sq.sqe_head);
         let submitted = self.flush_sq_with::<EXT>();
         if EXT {
             self.stats_observe_cq();
@@ -546,6 +549,11 @@ impl io_uring {
         };
         if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             self.wait_sq_consumed();
+            // As on a plain ring: the SQEs this call submitted. (The poll
+            // thread may have taken them before `submitted` was read.)
+            if ret >= 0 {
+                return fresh as c_int;
+            }
         }
         ret
     }
