@@ -89,6 +89,40 @@ static void result(double value, const char *unit, unsigned long total_ops,
 	       lib_path(), total_ops, cpu_rate);
 }
 
+/*
+ * The measuring window of a loop: the first tenth of the run warms up,
+ * then `secs` seconds are counted (wall and process CPU time).
+ */
+struct window {
+	double secs, t0, t, start, cpu_start;
+	unsigned long counted;
+};
+
+static void window_begin(struct window *w, double secs)
+{
+	memset(w, 0, sizeof(*w));
+	w->secs = secs;
+	w->t0 = now();
+}
+
+/* Called every few iterations with the running op count; true when done. */
+static bool window_tick(struct window *w, unsigned long ops)
+{
+	w->t = now();
+	if (!w->start && w->t - w->t0 >= w->secs / 10) {
+		w->start = w->t;
+		w->cpu_start = cpu_now();
+		w->counted = ops;
+	}
+	return w->start && w->t - w->start >= w->secs;
+}
+
+static void window_report(struct window *w, unsigned long ops, const char *unit)
+{
+	result((ops - w->counted) / (w->t - w->start), unit, ops,
+	       (ops - w->counted) / (cpu_now() - w->cpu_start));
+}
+
 static unsigned parse_u(const char *s, const char *what)
 {
 	char *end;
@@ -139,8 +173,9 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 static int nop_qd1(int argc, char **argv)
 {
 	struct io_uring ring;
-	double secs, t0, t = 0, start = 0, cpu_start = 0;
-	unsigned long ops = 0, counted = 0;
+	struct window w;
+	double secs;
+	unsigned long ops = 0;
 	int ret;
 
 	if (argc != 1)
@@ -150,7 +185,7 @@ static int nop_qd1(int argc, char **argv)
 	if (ret)
 		die("queue_init", ret);
 
-	t0 = now();
+	window_begin(&w, secs);
 	for (;;) {
 		struct io_uring_cqe *cqe;
 		int i;
@@ -167,17 +202,10 @@ static int nop_qd1(int argc, char **argv)
 			io_uring_cqe_seen(&ring, cqe);
 		}
 		ops += 256;
-		t = now();
-		if (!start && t - t0 >= secs / 10) {
-			start = t;
-			cpu_start = cpu_now();
-			counted = ops;
-		}
-		if (start && t - start >= secs)
+		if (window_tick(&w, ops))
 			break;
 	}
-	result((ops - counted) / (t - start), "ops/s", ops,
-	       (ops - counted) / (cpu_now() - cpu_start));
+	window_report(&w, ops, "ops/s");
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -192,8 +220,9 @@ static int nop_qd(int argc, char **argv)
 	struct io_uring_cqe *cqes[MAX_QD];
 	struct io_uring ring;
 	unsigned depth, batch, inflight = 0;
-	unsigned long ops = 0, counted = 0, iters = 0;
-	double secs, t0, t = 0, start = 0, cpu_start = 0;
+	unsigned long ops = 0, iters = 0;
+	struct window w;
+	double secs;
 	int ret;
 
 	if (argc != 3 && argc != 4)
@@ -214,7 +243,7 @@ static int nop_qd(int argc, char **argv)
 			die("register_ring_fd", ret < 0 ? ret : EIO);
 	}
 
-	t0 = now();
+	window_begin(&w, secs);
 	for (;;) {
 		unsigned i, n, to_prep = depth - inflight;
 
@@ -238,18 +267,11 @@ static int nop_qd(int argc, char **argv)
 		ops += n;
 
 		if ((++iters & 63) == 0) {
-			t = now();
-			if (!start && t - t0 >= secs / 10) {
-				start = t;
-				cpu_start = cpu_now();
-				counted = ops;
-			}
-			if (start && t - start >= secs)
+			if (window_tick(&w, ops))
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "ops/s", ops,
-	       (ops - counted) / (cpu_now() - cpu_start));
+	window_report(&w, ops, "ops/s");
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -398,9 +420,10 @@ static int rand_read(int argc, char **argv)
 	struct io_uring_params p;
 	struct io_uring ring;
 	unsigned qd, i;
-	unsigned long ops = 0, counted = 0, iters = 0;
+	unsigned long ops = 0, iters = 0;
 	uint64_t size, blocks;
-	double secs, t0, t = 0, start = 0, cpu_start = 0;
+	struct window w;
+	double secs;
 	char *bufs;
 	int fd, direct, defer, ret;
 
@@ -448,7 +471,7 @@ static int rand_read(int argc, char **argv)
 	for (i = 0; i < qd; i++)
 		prep_read(&ring, fd, bufs + (size_t)i * BS, blocks, i);
 
-	t0 = now();
+	window_begin(&w, secs);
 	for (;;) {
 		unsigned n;
 
@@ -470,18 +493,11 @@ static int rand_read(int argc, char **argv)
 		ops += n;
 
 		if ((++iters & 15) == 0) {
-			t = now();
-			if (!start && t - t0 >= secs / 10) {
-				start = t;
-				cpu_start = cpu_now();
-				counted = ops;
-			}
-			if (start && t - start >= secs)
+			if (window_tick(&w, ops))
 				break;
 		}
 	}
-	result((ops - counted) / (t - start), "IOPS", ops,
-	       (ops - counted) / (cpu_now() - cpu_start));
+	window_report(&w, ops, "IOPS");
 	/* Let the in-flight reads finish before the buffers go away. */
 	io_uring_queue_exit(&ring);
 	free(bufs);
