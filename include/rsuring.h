@@ -33,21 +33,34 @@ struct rsuring_sqpoll_info {
 };
 
 /*
- * Per-ring statistics (rsuring_ring_stats). Counted only for rings with
- * statistics on: every ring when RSURING_STATS=1 is set (each ring then
- * prints its counters to stderr when it exits), or one ring after
- * rsuring_stats_enable(). CQEs count when the application consumes them,
- * whether through the library or the inline helpers; a reap batch is one
- * advance of the CQ head as seen between library calls.
+ * Per-ring statistics (rsuring_ring_stats, rsuring_stats_format). Counted
+ * for every ring when RSURING_STATS is on (1/true/yes/on: each ring's line
+ * goes to stderr when the ring exits, or at process exit for rings never
+ * torn down; json:PATH: the same fields as JSON lines appended to PATH),
+ * or for one ring after rsuring_stats_enable() (then nothing is printed by
+ * the library). The line, one per ring:
+ *
+ *   rsuring: pid=P ring=FD flags=0xF sq_entries=N cq_entries=N
+ *     sqpoll=no|own|shared poller_cpu=CPU|unbound|none poller_rings=N
+ *     sqes=N cqes=N enters=N enters_submit=N enters_wait=N enters_sqwait=N
+ *     wakeups=N reap_batches=N reap_mean=X.Y reap_max=N chains_split=N
+ *     [end=ring_exit|process_exit]
+ *
+ * CQEs count when the application consumes them, whether through the
+ * library or the inline helpers; a reap batch is one advance of the CQ
+ * head as seen between library calls. Counters are exact when one thread
+ * submits while another reaps. `rsuring-stat PID` shows them live.
  */
 struct rsuring_stats {
-	__u64 sqes_submitted;	/* SQEs the kernel accepted */
+	__u64 sqes_submitted;	/* SQEs submitted (SQ poll rings: published) */
 	__u64 cqes_reaped;	/* CQEs consumed */
 	__u64 enters_submit;	/* io_uring_enter calls to submit only */
 	__u64 enters_wait;	/* ... to wait for or flush completions */
 	__u64 enters_wakeup;	/* ... to wake an idle SQ poll thread */
 	__u64 reap_batches;	/* CQ head advances seen */
 	__u64 reap_max;		/* largest single advance */
+	__u64 enters_sqwait;	/* ... to wait for SQ space (SQ poll rings) */
+	__u64 chains_split;	/* link chains a shared SQ poll thread split */
 };
 
 #ifdef __cplusplus

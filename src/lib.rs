@@ -4,6 +4,7 @@
 //! ([`ring`], [`setup`], [`queue`], [`register`]) → `ffi` (the exported C
 //! functions: pointer checks and the panic boundary only).
 
+pub mod env;
 pub mod queue;
 pub mod register;
 pub mod ring;

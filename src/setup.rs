@@ -367,9 +367,6 @@ pub unsafe fn init_with_params(
     if p.flags & crate::sys::IORING_SETUP_SINGLE_ISSUER != 0 {
         crate::register::auto_register_ring_fd(ring);
     }
-    if crate::stats::enabled_by_env() {
-        ring.enable_stats();
-    }
     used as c_int
 }
 
@@ -377,6 +374,7 @@ pub unsafe fn init_with_params(
 pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
     // SAFETY: no application buffer is passed.
     let ret = unsafe { crate::sqpoll::init(entries, ring, p, ptr::null_mut(), 0) };
+    crate::stats::on_ring_created(ring, ret);
     ret.min(0)
 }
 
@@ -433,9 +431,7 @@ pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) ->
         ring.features = p.features;
         ring.ring_fd = fd;
         ring.enter_ring_fd = fd;
-        if crate::stats::enabled_by_env() {
-            ring.enable_stats();
-        }
+        crate::stats::on_ring_created(ring, 0);
     } else {
         *ring = io_uring::zeroed();
     }
@@ -546,7 +542,9 @@ pub unsafe fn queue_init_mem(
 ) -> c_int {
     p.flags |= IORING_SETUP_NO_MMAP;
     // SAFETY: forwarded contract.
-    unsafe { crate::sqpoll::init(entries, ring, p, buf, buf_size) }
+    let ret = unsafe { crate::sqpoll::init(entries, ring, p, buf, buf_size) };
+    crate::stats::on_ring_created(ring, ret);
+    ret
 }
 
 /// The layout of rings after IORING_REGISTER_RESIZE_RINGS. The kernel's
@@ -605,6 +603,7 @@ pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
             fresh.cq.ext = ring.cq.ext;
             ring.sq = fresh.sq;
             ring.cq = fresh.cq;
+            ring.stats_ring_moved();
             if ring.flags & IORING_SETUP_NO_SQARRAY == 0 {
                 for i in 0..ring.sq.ring_entries {
                     // SAFETY: the new array has ring_entries slots.

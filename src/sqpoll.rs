@@ -41,25 +41,6 @@ pub struct Config {
     pub idle_ms: Option<u32>,
 }
 
-fn warn_malformed(name: &str, value: &str, why: &str) {
-    // Documented opt-in diagnostic: only when the user set a variable wrongly.
-    eprintln!("rsuring: ignoring {name}={value:?}: {why}");
-}
-
-fn parse_bool(name: &str) -> bool {
-    match std::env::var(name) {
-        Ok(v) => match v.as_str() {
-            "1" | "true" | "yes" | "on" => true,
-            "0" | "false" | "no" | "off" | "" => false,
-            _ => {
-                warn_malformed(name, &v, "expected 0 or 1");
-                false
-            }
-        },
-        Err(_) => false,
-    }
-}
-
 /// Parses a CPU list such as `1,3,8-11`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     let mut cpus = Vec::new();
@@ -96,22 +77,11 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
 
 impl Config {
     fn from_env() -> Self {
-        let cpus = std::env::var("RSURING_SQPOLL_CPUS").ok().and_then(|v| {
-            parse_cpu_list(&v)
-                .map_err(|why| warn_malformed("RSURING_SQPOLL_CPUS", &v, &why))
-                .ok()
-        });
-        let idle_ms = std::env::var("RSURING_SQPOLL_IDLE_MS").ok().and_then(|v| {
-            v.trim()
-                .parse::<u32>()
-                .map_err(|_| warn_malformed("RSURING_SQPOLL_IDLE_MS", &v, "expected milliseconds"))
-                .ok()
-        });
         Config {
-            percpu_all: parse_bool("RSURING_SQPOLL_PERCPU"),
-            transparent: parse_bool("RSURING_SQPOLL"),
-            cpus,
-            idle_ms,
+            percpu_all: crate::env::flag(crate::env::SQPOLL_PERCPU),
+            transparent: crate::env::flag(crate::env::SQPOLL),
+            cpus: crate::env::parsed(crate::env::SQPOLL_CPUS, parse_cpu_list),
+            idle_ms: crate::env::parsed(crate::env::SQPOLL_IDLE_MS, crate::env::parse_millis),
         }
     }
 }

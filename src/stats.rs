@@ -1,26 +1,62 @@
 //! Per-ring statistics.
 //!
-//! Counters live in a side structure allocated at setup only when
-//! statistics are on (RSURING_STATS=1, or `rsuring_stats_enable`). The ring
-//! reaches it through the 8 bytes of `struct io_uring_cq`'s padding (see
-//! `io_uring_cq::ext`), so the hot path pays one load and a predictable
-//! branch when statistics are off, and plain (non-atomic) increments when
-//! they are on: a ring is driven by one thread at a time, as in liburing.
+//! **When.** Statistics are on for every ring the application sets up when
+//! `RSURING_STATS` is set to a true boolean word (stderr) or to `json:PATH`
+//! (JSON lines appended to PATH), and for one ring after
+//! `rsuring_stats_enable`. Under `RSURING_STATS`, each ring's line is
+//! written once: when the ring exits, or at process exit (`exit()` from any
+//! thread, or returning from `main`) for rings the program never tore down;
+//! `_exit()` and fatal signals print nothing. The format is in [`format`].
 //!
-//! CQEs are counted by watching the CQ head move between library calls, so
-//! completions consumed by inline header code (io_uring_cqe_seen,
-//! io_uring_cq_advance) count too. A "reap batch" is one such movement.
+//! **Where.** A ring's counters are a slot of the process's statistics page
+//! ([`slot`], [`region`]), reached through the 8 bytes of
+//! `struct io_uring_cq`'s padding (`io_uring_cq::ext`; NULL while off). The
+//! hot path pays a byte test when statistics are off; when on, it counts
+//! with atomic instructions into memory that `rsuring-stat` reads from
+//! outside. Only setup, exit, fork and process exit take the registry lock.
+//!
+//! **Threads.** liburing lets one thread submit while another reaps the
+//! same ring. Every counter is an atomic added to, never a read-modify-write
+//! of plain memory, so concurrent updates are never lost: SQEs and enters
+//! are exact. CQEs are counted by watching the CQ head move between library
+//! calls (so completions consumed by the inline helpers count too); a
+//! compare-exchange on the last head seen gives each movement to exactly one
+//! observer and ignores an observer holding an older head, so `cqes` only
+//! grows and equals the head's total advance once any library call (or
+//! process exit) has looked. A "reap batch" is one observed movement, so
+//! with two threads the batch counts depend on timing; they stay bounded by
+//! `cqes` and `reap_max` by the CQ size.
+//!
+//! **fork().** A forked child counts into a private copy of the page with
+//! every counter at zero: the parent's lines hold what the parent did, the
+//! child's what the child did. The child reports an inherited ring only if
+//! it used it. (Parent and child share an inherited ring's CQ head, so
+//! completions one of them consumes are seen by the other's next look.)
 
-use core::sync::atomic::Ordering;
+pub mod format;
+pub mod live;
+pub mod procfs;
+pub mod region;
+pub mod slot;
+
+use core::ffi::c_int;
+use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::OnceLock;
 
 use crate::ring::{io_uring, load, rs_flags};
+use crate::sys::{
+    IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_SETUP_SQPOLL,
+    IORING_SETUP_SQ_AFF,
+};
+use format::End;
+pub use slot::RingExt;
+use slot::{Counters, RingInfo, Sqpoll};
 
 /// `struct rsuring_stats` (C layout; see include/rsuring.h).
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct rsuring_stats {
-    /// SQEs the kernel accepted.
+    /// SQEs submitted (SQ poll rings: published to the poll thread).
     pub sqes_submitted: u64,
     /// CQEs the application consumed.
     pub cqes_reaped: u64,
@@ -34,27 +70,99 @@ pub struct rsuring_stats {
     pub reap_batches: u64,
     /// Largest single reap batch.
     pub reap_max: u64,
+    /// io_uring_enter calls that waited for SQ space (SQ poll rings).
+    pub enters_sqwait: u64,
+    /// Link chains a shared SQ poll thread had to split.
+    pub chains_split: u64,
 }
 
-/// Library state that liburing's `struct io_uring` has no field for.
-#[derive(Debug, Default)]
-pub struct RingExt {
-    pub stats: rsuring_stats,
-    /// CQ head at the last observation.
-    last_head: u32,
+impl From<Counters> for rsuring_stats {
+    fn from(c: Counters) -> Self {
+        rsuring_stats {
+            sqes_submitted: c.sqes,
+            cqes_reaped: c.cqes,
+            enters_submit: c.enters_submit,
+            enters_wait: c.enters_wait,
+            enters_wakeup: c.wakeups,
+            reap_batches: c.reap_batches,
+            reap_max: c.reap_max,
+            enters_sqwait: c.enters_sqwait,
+            chains_split: c.chains_split,
+        }
+    }
 }
 
-/// Whether RSURING_STATS=1 was set (read once per process).
+/// What `RSURING_STATS` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Off,
+    /// One line per ring on stderr.
+    Stderr,
+    /// One JSON object per ring appended to this file.
+    Json(std::ffi::CString),
+}
+
+/// `RSURING_STATS=1|true|yes|on` (stderr) or `json:PATH`; anything else is
+/// off (malformed values are reported). Read once per process.
+pub fn mode() -> &'static Mode {
+    static MODE: OnceLock<Mode> = OnceLock::new();
+    MODE.get_or_init(|| {
+        crate::env::parsed(crate::env::STATS, |v| {
+            if let Some(path) = v.strip_prefix("json:") {
+                return std::ffi::CString::new(path)
+                    .ok()
+                    .filter(|p| !p.is_empty())
+                    .map(Mode::Json)
+                    .ok_or_else(|| "json: needs a file path".to_string());
+            }
+            match crate::env::parse_bool(v) {
+                Some(true) => Ok(Mode::Stderr),
+                Some(false) => Ok(Mode::Off),
+                None => Err("expected 1/true/yes/on, 0/false/no/off, or json:PATH".into()),
+            }
+        })
+        .unwrap_or(Mode::Off)
+    })
+}
+
+/// Whether `RSURING_STATS` turns statistics on for every ring.
 pub fn enabled_by_env() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| matches!(std::env::var("RSURING_STATS").as_deref(), Ok("1")))
+    *mode() != Mode::Off
+}
+
+/// Lifecycle hook: a ring the application asked for was set up (`ret` is
+/// the setup's result); statistics start here under `RSURING_STATS`.
+/// Library-internal rings never pass here.
+pub fn on_ring_created(ring: &mut io_uring, ret: c_int) {
+    if ret >= 0 && ring.is_live() && enabled_by_env() {
+        ring.enable_stats();
+    }
+}
+
+/// Keeps errno as the application left it: this module's setup-time calls
+/// into libc (files, mappings) may set it, and liburing's functions never do.
+struct KeepErrno(c_int);
+
+impl KeepErrno {
+    fn new() -> Self {
+        // SAFETY: errno is thread-local and always readable.
+        KeepErrno(unsafe { *libc::__errno_location() })
+    }
+}
+
+impl Drop for KeepErrno {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { *libc::__errno_location() = self.0 };
+    }
 }
 
 /// Why an io_uring_enter was made, for the counters.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum EnterReason {
     Submit,
     Wait,
+    SqWait,
     Wakeup,
 }
 
@@ -62,55 +170,148 @@ impl EnterReason {
     /// Classifies an enter by its flags.
     #[inline(always)]
     pub fn of(flags: u32) -> Self {
-        if flags & crate::sys::IORING_ENTER_SQ_WAKEUP != 0 {
+        if flags & IORING_ENTER_SQ_WAKEUP != 0 {
             EnterReason::Wakeup
-        } else if flags & crate::sys::IORING_ENTER_GETEVENTS != 0 {
+        } else if flags & IORING_ENTER_GETEVENTS != 0 {
             EnterReason::Wait
+        } else if flags & IORING_ENTER_SQ_WAIT != 0 {
+            EnterReason::SqWait
         } else {
             EnterReason::Submit
         }
     }
 }
 
+/// The poll thread of a ring: (kind, CPU or -1, rings it serves).
+fn poller_of(ring: &io_uring) -> (Sqpoll, i32, u32) {
+    if ring.flags & IORING_SETUP_SQPOLL == 0 {
+        return (Sqpoll::No, -1, 0);
+    }
+    if let Some(g) = crate::sqpoll::group_of(ring) {
+        return (
+            Sqpoll::Shared,
+            g.cpu.map_or(-1, |c| c as i32),
+            g.members as u32,
+        );
+    }
+    let cpu = if ring.flags & IORING_SETUP_SQ_AFF != 0 {
+        procfs::fdinfo(std::process::id(), ring.ring_fd)
+            .and_then(|f| f.sq_thread_cpu)
+            .unwrap_or(-1)
+    } else {
+        -1
+    };
+    (Sqpoll::Own, cpu, 1)
+}
+
+/// Writes one report for `slot` where `RSURING_STATS` says.
+fn report(slot: &RingExt, end: End) {
+    let fields = format::ring_fields(
+        std::process::id(),
+        &slot.info(),
+        &slot.counters(),
+        Some(end),
+    );
+    let (fd, line) = match mode() {
+        Mode::Off => return,
+        Mode::Stderr => (2, format::text("rsuring:", &fields) + "\n"),
+        Mode::Json(path) => {
+            let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC;
+            // SAFETY: a valid NUL-terminated path; the result is checked.
+            let fd = unsafe { libc::open(path.as_ptr(), flags, 0o644) };
+            if fd < 0 {
+                return;
+            }
+            (fd, format::json(&fields) + "\n")
+        }
+    };
+    // One write per line: lines of concurrent processes never interleave.
+    // SAFETY: a valid buffer; a failed diagnostic write is ignored.
+    unsafe { libc::write(fd, line.as_ptr().cast(), line.len()) };
+    if fd != 2 {
+        // SAFETY: the fd opened above.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Whether a live ring's line belongs in this process's report.
+fn worth_reporting(slot: &RingExt, local: &region::Local) -> bool {
+    !local.reported && (!local.inherited || slot.counters().any())
+}
+
+/// atexit handler: reports the rings still alive.
+pub extern "C" fn at_process_exit() {
+    let _errno = KeepErrno::new();
+    let mut reg = region::lock();
+    for (slot, local) in reg.live() {
+        if let Some(head) = region::read_head_safely(local.khead) {
+            slot.observe_head(head);
+        }
+        if enabled_by_env() && worth_reporting(slot, local) {
+            report(slot, End::ProcessExit);
+        }
+        local.reported = true;
+    }
+    reg.unpublish();
+}
+
 impl io_uring {
-    /// The statistics side structure, when statistics are on.
+    /// The statistics slot, when statistics are on.
     #[inline(always)]
-    fn ext_mut(&mut self) -> Option<&mut RingExt> {
-        // SAFETY: `ext` is null or the Box we allocated in `enable_stats`,
-        // owned by this ring until `release_ext`.
-        unsafe { self.cq.ext.as_mut() }
+    fn ext(&self) -> Option<&RingExt> {
+        // SAFETY: `ext` is null or a slot of the statistics region, which
+        // stays mapped for the life of the process.
+        unsafe { self.cq.ext.as_ref() }
     }
 
-    /// Turns statistics on for this ring (idempotent).
-    pub fn enable_stats(&mut self) {
-        if self.cq.ext.is_null() {
-            // SAFETY: khead points into the live CQ ring mapping.
-            let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
-            let ext = RingExt {
-                last_head: head,
-                ..Default::default()
-            };
-            self.cq.ext = Box::into_raw(Box::new(ext));
-            self.rs_flags |= rs_flags::STATS;
+    /// Turns statistics on for this ring (idempotent). 0, or `-ENOMEM` when
+    /// the process has no free slot (reported once on stderr under
+    /// `RSURING_STATS`).
+    pub fn enable_stats(&mut self) -> c_int {
+        if !self.cq.ext.is_null() {
+            return 0;
         }
+        let _errno = KeepErrno::new();
+        let (sqpoll, poller_cpu, poller_rings) = poller_of(self);
+        let info = RingInfo {
+            ring_fd: self.ring_fd,
+            setup_flags: self.flags,
+            sq_entries: self.sq.ring_entries,
+            cq_entries: self.cq.ring_entries,
+            sqpoll: sqpoll as u32,
+            poller_cpu,
+            poller_rings,
+        };
+        let mut reg = region::lock();
+        // SAFETY: khead points into the live CQ ring mapping.
+        let head = unsafe { load(self.cq.khead, Relaxed) };
+        let Some(slot) = reg.claim(&info, self.cq.khead, head) else {
+            static WARNED: AtomicBool = AtomicBool::new(false);
+            if enabled_by_env() && !WARNED.swap(true, Relaxed) {
+                crate::env::warn(&format!(
+                    "statistics are limited to {} rings at a time; further rings have none",
+                    slot::CAPACITY
+                ));
+            }
+            return -libc::ENOMEM;
+        };
+        if sqpoll == Sqpoll::Shared {
+            reg.set_group_rings(poller_cpu, poller_rings);
+        }
+        self.cq.ext = (slot as *const RingExt).cast_mut();
+        self.rs_flags |= rs_flags::STATS;
+        0
     }
 
     /// Folds any CQ head movement since the last look into the counters.
     #[inline(always)]
-    pub fn stats_observe_cq(&mut self) {
+    pub fn stats_observe_cq(&self) {
         if self.rs_flags & rs_flags::STATS == 0 {
             return;
         }
-        // SAFETY: khead points into the live CQ ring mapping.
-        let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
-        if let Some(ext) = self.ext_mut() {
-            let moved = head.wrapping_sub(ext.last_head) as u64;
-            if moved != 0 {
-                ext.last_head = head;
-                ext.stats.cqes_reaped += moved;
-                ext.stats.reap_batches += 1;
-                ext.stats.reap_max = ext.stats.reap_max.max(moved);
-            }
+        if let Some(ext) = self.ext() {
+            // SAFETY: khead points into the live CQ ring mapping.
+            ext.observe_head(unsafe { load(self.cq.khead, Relaxed) });
         }
     }
 
@@ -118,67 +319,93 @@ impl io_uring {
     /// the kernel reports `to_submit` back, whoever consumes the SQEs, so
     /// those count when they are published: [`Self::stats_published`].)
     #[inline(always)]
-    pub fn stats_enter(&mut self, flags: u32, ret: i32) {
-        let sqpoll = self.flags & crate::sys::IORING_SETUP_SQPOLL != 0;
-        if let Some(ext) = self.ext_mut() {
-            match EnterReason::of(flags) {
-                EnterReason::Submit => ext.stats.enters_submit += 1,
-                EnterReason::Wait => ext.stats.enters_wait += 1,
-                EnterReason::Wakeup => ext.stats.enters_wakeup += 1,
-            }
-            if ret > 0 && !sqpoll {
-                ext.stats.sqes_submitted += ret as u64;
-            }
+    pub fn stats_enter(&self, flags: u32, ret: i32) {
+        let Some(ext) = self.ext() else { return };
+        let s = &ext.submit;
+        let counter = match EnterReason::of(flags) {
+            EnterReason::Submit => &s.enters_submit,
+            EnterReason::Wait => &ext.reap.enters_wait,
+            EnterReason::SqWait => &s.enters_sqwait,
+            EnterReason::Wakeup => &s.wakeups,
+        };
+        counter.fetch_add(1, Relaxed);
+        if ret > 0 && self.flags & IORING_SETUP_SQPOLL == 0 {
+            s.sqes.fetch_add(ret as u64, Relaxed);
         }
     }
 
     /// Counts SQEs newly published to an SQ poll thread.
     #[inline(always)]
-    pub fn stats_published(&mut self, n: u32) {
-        if self.rs_flags & rs_flags::STATS == 0 || self.flags & crate::sys::IORING_SETUP_SQPOLL == 0
-        {
+    pub fn stats_published(&self, n: u32) {
+        if self.rs_flags & rs_flags::STATS == 0 || self.flags & IORING_SETUP_SQPOLL == 0 {
             return;
         }
-        if let Some(ext) = self.ext_mut() {
-            ext.stats.sqes_submitted += n as u64;
+        if let Some(ext) = self.ext() {
+            ext.submit.sqes.fetch_add(n as u64, Relaxed);
+        }
+    }
+
+    /// Counts a link chain that a shared SQ poll thread had to split (the
+    /// poller code calls this where it splits one).
+    #[inline]
+    pub fn stats_chain_split(&self) {
+        if let Some(ext) = self.ext() {
+            ext.submit.chains_split.fetch_add(1, Relaxed);
         }
     }
 
     /// A snapshot of the counters, or None when statistics are off.
-    pub fn stats(&mut self) -> Option<rsuring_stats> {
+    pub fn stats(&self) -> Option<rsuring_stats> {
         self.stats_observe_cq();
-        self.ext_mut().map(|e| e.stats)
+        self.ext().map(|e| e.counters().into())
     }
 
-    /// Prints the counters (RSURING_STATS=1) and frees the side structure.
+    /// The ring's statistics line (the exit report's format, without `end`),
+    /// or None when statistics are off.
+    pub fn stats_line(&self) -> Option<String> {
+        self.stats_observe_cq();
+        let ext = self.ext()?;
+        let mut info = ext.info();
+        if let Some(g) = crate::sqpoll::group_of(self) {
+            info.poller_rings = g.members as u32;
+        }
+        let fields = format::ring_fields(std::process::id(), &info, &ext.counters(), None);
+        Some(format::text("rsuring:", &fields))
+    }
+
+    /// Lifecycle hook for resized rings: the CQ ring moved.
+    pub fn stats_ring_moved(&mut self) {
+        let Some(ext) = self.ext() else { return };
+        let mut reg = region::lock();
+        let idx = reg.index_of(ext);
+        reg.local_mut(idx).khead = self.cq.khead;
+        // SAFETY: khead points into the new, live CQ ring mapping.
+        ext.rebase_head(unsafe { load(self.cq.khead, Relaxed) });
+    }
+
+    /// Ring exit (before the ring leaves its poller group): reports the
+    /// counters under `RSURING_STATS` and gives the slot back.
     pub fn release_ext(&mut self) {
-        if self.cq.ext.is_null() {
-            return;
+        let Some(ext) = self.ext() else { return };
+        let _errno = KeepErrno::new();
+        self.stats_observe_cq();
+        let group = crate::sqpoll::group_of(self);
+        if let Some(g) = group {
+            ext.id.poller_rings.store(g.members as u32, Relaxed);
         }
-        if enabled_by_env() {
-            if let Some(s) = self.stats() {
-                let mean = if s.reap_batches != 0 {
-                    s.cqes_reaped as f64 / s.reap_batches as f64
-                } else {
-                    0.0
-                };
-                // Documented opt-in diagnostic (RSURING_STATS=1).
-                eprintln!(
-                    "rsuring: ring fd {}: sqes {} cqes {} enters {} (submit {} wait {} wakeup {}) reap batch mean {:.1} max {}",
-                    self.ring_fd,
-                    s.sqes_submitted,
-                    s.cqes_reaped,
-                    s.enters_submit + s.enters_wait + s.enters_wakeup,
-                    s.enters_submit,
-                    s.enters_wait,
-                    s.enters_wakeup,
-                    mean,
-                    s.reap_max
-                );
-            }
+        let mut reg = region::lock();
+        let idx = reg.index_of(ext);
+        if enabled_by_env() && worth_reporting(ext, reg.local_mut(idx)) {
+            report(ext, End::RingExit);
         }
-        // SAFETY: allocated by Box::into_raw in enable_stats, freed once.
-        drop(unsafe { Box::from_raw(self.cq.ext) });
+        reg.release(ext);
+        if let Some(g) = group {
+            reg.set_group_rings(
+                g.cpu.map_or(-1, |c| c as i32),
+                (g.members as u32).saturating_sub(1),
+            );
+        }
+        drop(reg);
         self.cq.ext = core::ptr::null_mut();
         self.rs_flags &= !rs_flags::STATS;
     }

@@ -36,13 +36,27 @@ int rsuring_sqpoll_group(struct io_uring *ring, struct rsuring_sqpoll_info *info
 int rsuring_wait_batch_cqe(struct io_uring *ring, struct io_uring_cqe **cqes, unsigned int max, unsigned int min, struct __kernel_timespec *ts);
 
 /**
- * Turns per-ring statistics on (they are on for every ring with
- * RSURING_STATS=1). Returns 0, or `-EFAULT` for NULL.
+ * Turns per-ring statistics on (they are on for every ring under
+ * RSURING_STATS). Returns 0, `-ENOMEM` when the process has statistics for
+ * as many rings as it can hold, or `-EFAULT` for NULL.
  *
  * # Safety
  * `ring` NULL or a live ring.
  */
 int rsuring_stats_enable(struct io_uring *ring);
+
+/**
+ * Formats the ring's statistics line (the format RSURING_STATS prints,
+ * without `end=` and without a newline) into `buf`, truncated to `len - 1`
+ * bytes and NUL-terminated when `len > 0`. Returns the length of the whole
+ * line (as snprintf does: a result >= `len` means it was truncated), or
+ * `-ENOENT` when statistics are off for this ring, `-EFAULT` for a NULL
+ * ring or a NULL `buf` with `len > 0`.
+ *
+ * # Safety
+ * `ring` NULL or a live ring; `buf` NULL or `len` writable bytes.
+ */
+int rsuring_stats_format(struct io_uring *ring, char *buf, size_t len);
 
 /**
  * Copies the ring's statistics into `*out`: 0, or `-ENOENT` when

@@ -1,6 +1,6 @@
 //! rsuring's extensions to the liburing API (declared in rsuring.h).
 
-use core::ffi::{c_int, c_uint};
+use core::ffi::{c_char, c_int, c_uint};
 
 use super::{with_ring, with_ring_memory};
 use crate::ring::io_uring;
@@ -69,20 +69,56 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     unsafe { with_ring(ring, |r| r.wait_batch_cqe(cqes, max, min, ts)) }
 }
 
-/// Turns per-ring statistics on (they are on for every ring with
-/// RSURING_STATS=1). Returns 0, or `-EFAULT` for NULL.
+/// Turns per-ring statistics on (they are on for every ring under
+/// RSURING_STATS). Returns 0, `-ENOMEM` when the process has statistics for
+/// as many rings as it can hold, or `-EFAULT` for NULL.
 ///
 /// # Safety
 /// `ring` NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn rsuring_stats_enable(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
+    unsafe { with_ring(ring, |r| r.enable_stats()) }
+}
+
+/// Formats the ring's statistics line (the format RSURING_STATS prints,
+/// without `end=` and without a newline) into `buf`, truncated to `len - 1`
+/// bytes and NUL-terminated when `len > 0`. Returns the length of the whole
+/// line (as snprintf does: a result >= `len` means it was truncated), or
+/// `-ENOENT` when statistics are off for this ring, `-EFAULT` for a NULL
+/// ring or a NULL `buf` with `len > 0`.
+///
+/// # Safety
+/// `ring` NULL or a live ring; `buf` NULL or `len` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rsuring_stats_format(
+    ring: *mut io_uring,
+    buf: *mut c_char,
+    len: usize,
+) -> c_int {
+    if buf.is_null() && len != 0 {
+        return -libc::EFAULT;
+    }
+    let mut line = None;
+    // SAFETY: forwarded contract.
+    let ret = unsafe {
         with_ring(ring, |r| {
-            r.enable_stats();
+            line = r.stats_line();
             0
         })
+    };
+    let Some(line) = line else {
+        return if ret < 0 { ret } else { -libc::ENOENT };
+    };
+    if len != 0 {
+        let n = line.len().min(len - 1);
+        // SAFETY: `buf` has `len` > n writable bytes (caller's contract).
+        unsafe {
+            core::ptr::copy_nonoverlapping(line.as_ptr(), buf.cast::<u8>(), n);
+            *buf.add(n) = 0;
+        }
     }
+    line.len().min(i32::MAX as usize) as c_int
 }
 
 /// Copies the ring's statistics into `*out`: 0, or `-ENOENT` when

@@ -1,0 +1,247 @@
+//! The one statistics format: a line of `key=value` fields per ring, and
+//! the same fields as a JSON object (`RSURING_STATS=json:PATH`).
+//!
+//! ```text
+//! rsuring: pid=4242 ring=5 flags=0x2 sq_entries=128 cq_entries=256 sqpoll=shared
+//!   poller_cpu=1 poller_rings=2 sqes=1000 cqes=1000 enters=100 enters_submit=50
+//!   enters_wait=50 enters_sqwait=0 wakeups=0 reap_batches=100 reap_mean=10.0
+//!   reap_max=10 chains_split=0 end=process_exit
+//! ```
+//! (one line). Keys, in this order:
+//!
+//! | key | value |
+//! | --- | --- |
+//! | `pid` | the process the counts belong to |
+//! | `ring` | ring fd (-1 for a ring with only a registered fd) |
+//! | `flags` | setup flags as the kernel got them, hex |
+//! | `sq_entries`, `cq_entries` | ring sizes |
+//! | `sqpoll` | `no`, `own` (its own SQ poll thread) or `shared` (a per-CPU shared one) |
+//! | `poller_cpu` | the poll thread's CPU, `unbound`, or `none` without one |
+//! | `poller_rings` | rings served by that poll thread, this one included |
+//! | `sqes` | SQEs submitted (for SQ poll rings: published to the thread) |
+//! | `cqes` | CQEs consumed, through the library or the inline helpers |
+//! | `enters` | io_uring_enter calls: the sum of the next four |
+//! | `enters_submit` | ... to submit only |
+//! | `enters_wait` | ... to wait for or flush completions |
+//! | `enters_sqwait` | ... to wait for SQ space (SQ poll rings with a full SQ) |
+//! | `wakeups` | ... to wake a sleeping SQ poll thread |
+//! | `reap_batches` | CQ head advances seen between library calls |
+//! | `reap_mean`, `reap_max` | CQEs per advance, mean (one decimal) and largest |
+//! | `chains_split` | link chains a shared poll thread had to split |
+//! | `end` | only in exit reports: `ring_exit` or `process_exit` (the program never called io_uring_queue_exit) |
+//!
+//! `rsuring-stat --once` appends live fields (`sq_fill`, `cq_fill`,
+//! `poller_tid`); the fio engine appends its own (`job`, ...). Readers must
+//! accept keys they do not know.
+
+use std::fmt::Write;
+
+use super::slot::{Counters, RingInfo, Sqpoll};
+
+/// A field value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Num(u64),
+    Int(i64),
+    /// Printed with one decimal.
+    Mean(f64),
+    Hex(u32),
+    /// A word: text as is, a JSON string.
+    Word(String),
+    /// A word in text, `null` in JSON (a CPU that is `unbound`, `none`).
+    Absent(&'static str),
+}
+
+/// An ordered list of fields.
+pub type Fields = Vec<(&'static str, Value)>;
+
+/// Why a report is being made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    RingExit,
+    ProcessExit,
+}
+
+/// The fields of one ring.
+pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) -> Fields {
+    let sqpoll = Sqpoll::from_raw(info.sqpoll);
+    let cpu = match (sqpoll, info.poller_cpu) {
+        (Sqpoll::No, _) => Value::Absent("none"),
+        (_, cpu) if cpu < 0 => Value::Absent("unbound"),
+        (_, cpu) => Value::Int(cpu as i64),
+    };
+    let mean = if c.reap_batches != 0 {
+        c.cqes as f64 / c.reap_batches as f64
+    } else {
+        0.0
+    };
+    let mut f: Fields = vec![
+        ("pid", Value::Num(pid as u64)),
+        ("ring", Value::Int(info.ring_fd as i64)),
+        ("flags", Value::Hex(info.setup_flags)),
+        ("sq_entries", Value::Num(info.sq_entries as u64)),
+        ("cq_entries", Value::Num(info.cq_entries as u64)),
+        ("sqpoll", Value::Word(sqpoll.word().into())),
+        ("poller_cpu", cpu),
+        ("poller_rings", Value::Num(info.poller_rings as u64)),
+        ("sqes", Value::Num(c.sqes)),
+        ("cqes", Value::Num(c.cqes)),
+        ("enters", Value::Num(c.enters())),
+        ("enters_submit", Value::Num(c.enters_submit)),
+        ("enters_wait", Value::Num(c.enters_wait)),
+        ("enters_sqwait", Value::Num(c.enters_sqwait)),
+        ("wakeups", Value::Num(c.wakeups)),
+        ("reap_batches", Value::Num(c.reap_batches)),
+        ("reap_mean", Value::Mean(mean)),
+        ("reap_max", Value::Num(c.reap_max)),
+        ("chains_split", Value::Num(c.chains_split)),
+    ];
+    if let Some(end) = end {
+        let word = match end {
+            End::RingExit => "ring_exit",
+            End::ProcessExit => "process_exit",
+        };
+        f.push(("end", Value::Word(word.into())));
+    }
+    f
+}
+
+/// `rsuring: key=value ...` (no newline). Words never contain blanks.
+pub fn text(prefix: &str, fields: &Fields) -> String {
+    let mut s = String::with_capacity(400);
+    s.push_str(prefix);
+    for (k, v) in fields {
+        s.push(' ');
+        s.push_str(k);
+        s.push('=');
+        match v {
+            Value::Num(n) => write!(s, "{n}"),
+            Value::Int(n) => write!(s, "{n}"),
+            Value::Mean(x) => write!(s, "{x:.1}"),
+            Value::Hex(x) => write!(s, "{x:#x}"),
+            Value::Word(w) => write!(s, "{}", w.replace(char::is_whitespace, "_")),
+            Value::Absent(w) => write!(s, "{w}"),
+        }
+        .expect("writing to a String");
+    }
+    s
+}
+
+/// The fields as one JSON object (no newline).
+pub fn json(fields: &Fields) -> String {
+    let mut s = String::with_capacity(500);
+    s.push('{');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i != 0 {
+            s.push(',');
+        }
+        write!(s, "\"{k}\":").expect("writing to a String");
+        match v {
+            Value::Num(n) => write!(s, "{n}"),
+            Value::Int(n) => write!(s, "{n}"),
+            Value::Mean(x) => write!(s, "{x:.1}"),
+            Value::Hex(x) => write!(s, "\"{x:#x}\""),
+            Value::Word(w) => write!(s, "{}", json_string(w)),
+            Value::Absent(_) => write!(s, "null"),
+        }
+        .expect("writing to a String");
+    }
+    s.push('}');
+    s
+}
+
+fn json_string(w: &str) -> String {
+    let mut s = String::with_capacity(w.len() + 2);
+    s.push('"');
+    for ch in w.chars() {
+        match ch {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            c if (c as u32) < 0x20 => write!(s, "\\u{:04x}", c as u32).expect("String"),
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Parses a `key=value` line into its fields (for tools and tests).
+pub fn parse_line(line: &str) -> Vec<(String, String)> {
+    line.split_whitespace()
+        .filter_map(|tok| tok.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> (RingInfo, Counters) {
+        let info = RingInfo {
+            ring_fd: 5,
+            setup_flags: 0x2,
+            sq_entries: 128,
+            cq_entries: 256,
+            sqpoll: Sqpoll::Shared as u32,
+            poller_cpu: -1,
+            poller_rings: 2,
+        };
+        let c = Counters {
+            sqes: 1000,
+            cqes: 1000,
+            enters_submit: 50,
+            enters_wait: 50,
+            reap_batches: 100,
+            reap_max: 10,
+            ..Default::default()
+        };
+        (info, c)
+    }
+
+    #[test]
+    fn text_and_json_carry_the_same_fields() {
+        let (info, c) = sample();
+        let f = ring_fields(42, &info, &c, Some(End::ProcessExit));
+        let t = text("rsuring:", &f);
+        assert_eq!(
+            t,
+            "rsuring: pid=42 ring=5 flags=0x2 sq_entries=128 cq_entries=256 sqpoll=shared \
+             poller_cpu=unbound poller_rings=2 sqes=1000 cqes=1000 enters=100 enters_submit=50 \
+             enters_wait=50 enters_sqwait=0 wakeups=0 reap_batches=100 reap_mean=10.0 \
+             reap_max=10 chains_split=0 end=process_exit"
+        );
+        let j = json(&f);
+        assert!(
+            j.starts_with("{\"pid\":42,\"ring\":5,\"flags\":\"0x2\","),
+            "{j}"
+        );
+        assert!(j.contains("\"poller_cpu\":null,"), "{j}");
+        assert!(
+            j.ends_with(
+                "\"reap_mean\":10.0,\"reap_max\":10,\"chains_split\":0,\"end\":\"process_exit\"}"
+            ),
+            "{j}"
+        );
+        assert_eq!(parse_line(&t).len(), f.len());
+    }
+
+    #[test]
+    fn poller_cpu_words() {
+        let (mut info, c) = sample();
+        info.sqpoll = Sqpoll::No as u32;
+        let t = text("x", &ring_fields(1, &info, &c, None));
+        assert!(t.contains(" sqpoll=no poller_cpu=none "), "{t}");
+        info.sqpoll = Sqpoll::Own as u32;
+        info.poller_cpu = 1;
+        let t = text("x", &ring_fields(1, &info, &c, None));
+        assert!(t.contains(" sqpoll=own poller_cpu=1 "), "{t}");
+        assert!(!t.contains("end="), "{t}");
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        let f: Fields = vec![("job", Value::Word("a\"b\\c\n".into()))];
+        assert_eq!(json(&f), "{\"job\":\"a\\\"b\\\\c\\u000a\"}");
+    }
+}

@@ -1,0 +1,185 @@
+//! What the kernel says about a process's rings and SQ poll threads in
+//! /proc: `/proc/PID/fdinfo/FD` of an io_uring fd, and
+//! `/proc/PID/task/TID/{stat,status}` of a poll thread.
+
+/// The fields of an io_uring fd's fdinfo that the statistics use.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FdInfo {
+    pub sq_head: u32,
+    pub sq_tail: u32,
+    pub cq_head: u32,
+    pub cq_tail: u32,
+    /// The SQ poll thread's tid, if the ring has one.
+    pub sq_thread: Option<i32>,
+    /// Its CPU: the bound one, or where an unbound thread started.
+    pub sq_thread_cpu: Option<i32>,
+    /// Its CPU time in µs (`SqTotalTime`), and the part spent submitting
+    /// (`SqWorkTime`); kernels before 6.10 have neither.
+    pub sq_total_us: Option<u64>,
+    pub sq_work_us: Option<u64>,
+}
+
+impl FdInfo {
+    /// SQEs published and not yet consumed by the kernel.
+    pub fn sq_fill(&self) -> u32 {
+        self.sq_tail.wrapping_sub(self.sq_head)
+    }
+
+    /// CQEs posted and not yet consumed by the application.
+    pub fn cq_fill(&self) -> u32 {
+        self.cq_tail.wrapping_sub(self.cq_head)
+    }
+}
+
+fn num(v: &str) -> Option<u64> {
+    let v = v.trim();
+    match v.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Parses an io_uring fdinfo; None when it is not one.
+pub fn parse_fdinfo(text: &str) -> Option<FdInfo> {
+    let mut f = FdInfo::default();
+    let mut seen_sq = false;
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let v = num(value);
+        match key.trim() {
+            "SqHead" => {
+                f.sq_head = v? as u32;
+                seen_sq = true;
+            }
+            "SqTail" => f.sq_tail = v? as u32,
+            "CqHead" => f.cq_head = v? as u32,
+            "CqTail" => f.cq_tail = v? as u32,
+            "SqThread" => f.sq_thread = v.map(|t| t as i32).filter(|&t| t > 0),
+            "SqThreadCpu" => f.sq_thread_cpu = v.map(|c| c as i32),
+            "SqTotalTime" => f.sq_total_us = v,
+            "SqWorkTime" => f.sq_work_us = v,
+            _ => {}
+        }
+    }
+    if f.sq_thread.is_none() {
+        f.sq_thread_cpu = None;
+    }
+    seen_sq.then_some(f)
+}
+
+/// The fdinfo of fd `fd` of process `pid`, if it is an io_uring.
+pub fn fdinfo(pid: u32, fd: i32) -> Option<FdInfo> {
+    if fd < 0 {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
+    parse_fdinfo(&text)
+}
+
+/// The io_uring fds of process `pid`, in fd order.
+pub fn io_uring_fds(pid: u32) -> Vec<i32> {
+    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_link(e.path())
+                .map(|t| t.to_string_lossy() == "anon_inode:[io_uring]")
+                .unwrap_or(false)
+        })
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    fds
+}
+
+/// What `/proc/PID/task/TID/stat` and `status` say about a thread.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskStat {
+    /// utime + stime, in clock ticks.
+    pub cpu_ticks: u64,
+    /// The CPU it last ran on.
+    pub last_cpu: i32,
+    /// `Cpus_allowed_list`.
+    pub allowed: String,
+}
+
+/// Parses `/proc/.../stat`: the fields after the `(comm)` one.
+pub fn parse_task_stat(text: &str) -> Option<(u64, i32)> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state): utime is field 14, stime 15, processor 39.
+    let field = |n: usize| f.get(n - 3).copied();
+    let utime: u64 = field(14)?.parse().ok()?;
+    let stime: u64 = field(15)?.parse().ok()?;
+    let cpu: i32 = field(39)?.parse().ok()?;
+    Some((utime + stime, cpu))
+}
+
+/// The thread `tid` of process `pid`.
+pub fn task_stat(pid: u32, tid: i32) -> Option<TaskStat> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    let (cpu_ticks, last_cpu) = parse_task_stat(&stat)?;
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap_or_default();
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    Some(TaskStat {
+        cpu_ticks,
+        last_cpu,
+        allowed,
+    })
+}
+
+/// Clock ticks per second of /proc times.
+pub fn ticks_per_second() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as u64
+    } else {
+        100
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SQPOLL_RING: &str = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t114288\n\
+        SqMask:\t0x7\nSqHead:\t1\nSqTail:\t3\nCachedSqHead:\t1\nCqMask:\t0xf\nCqHead:\t0\n\
+        CqTail:\t1\nCachedCqTail:\t1\nSQEs:\t0\nCQEs:\t1\n    0: user_data:0, res:0, flag:0\n\
+        SqThread:\t11540\nSqThreadCpu:\t1\nSqTotalTime:\t99652\nSqWorkTime:\t12\n\
+        UserFiles:\t0\nUserBufs:\t0\nPollList:\nCqOverflowList:\nNAPI:\tdisabled\n";
+
+    #[test]
+    fn fdinfo_of_an_sqpoll_ring() {
+        let f = parse_fdinfo(SQPOLL_RING).unwrap();
+        assert_eq!((f.sq_fill(), f.cq_fill()), (2, 1));
+        assert_eq!((f.sq_thread, f.sq_thread_cpu), (Some(11540), Some(1)));
+        assert_eq!((f.sq_total_us, f.sq_work_us), (Some(99652), Some(12)));
+    }
+
+    #[test]
+    fn fdinfo_of_a_plain_ring_and_of_other_files() {
+        let plain = SQPOLL_RING
+            .replace("SqThread:\t11540", "SqThread:\t-1")
+            .replace("SqThreadCpu:\t1", "SqThreadCpu:\t-1");
+        let f = parse_fdinfo(&plain).unwrap();
+        assert_eq!((f.sq_thread, f.sq_thread_cpu), (None, None));
+        assert_eq!(parse_fdinfo("pos:\t0\nflags:\t02\nmnt_id:\t1\n"), None);
+    }
+
+    #[test]
+    fn task_stat_fields() {
+        let stat = "11540 (iou-sqp-1 (x)) S 1 2 3 0 -1 4194368 0 0 0 0 7 93 0 0 20 0 1 0 \
+                    100 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0";
+        assert_eq!(parse_task_stat(stat), Some((100, 1)));
+    }
+}

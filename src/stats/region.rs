@@ -1,0 +1,453 @@
+//! Where the slots live, who owns them, and what fork() does to them.
+//!
+//! The first ring with statistics maps the process's [`Region`] (one
+//! mapping, never unmapped, so a slot pointer stays valid for the life of
+//! the process) and publishes it as `/dev/shm/rsuring-stats.<pid>` for
+//! `rsuring-stat`; without a usable `/dev/shm` it stays private memory and
+//! only the live view is lost. Processes without statistics never map,
+//! create or read anything.
+//!
+//! The registry (which slots are live, where each ring's CQ head is) is
+//! process-local and guarded by a lock that only ring setup, exit, fork and
+//! process exit take, never the counting paths.
+//!
+//! fork(): the child must count into memory of its own, starting from zero.
+//! Its atfork handler replaces the shared mapping with a private copy at the
+//! same address (`mremap`, so every ring's slot pointer stays right), zeroes
+//! the counters and marks the inherited rings. The child publishes its own
+//! file when it sets up a ring with statistics itself.
+
+use core::cell::UnsafeCell;
+use core::ffi::c_int;
+use core::ptr;
+use core::sync::atomic::{AtomicBool, Ordering};
+use std::ffi::CString;
+use std::sync::Once;
+
+use super::slot::{Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN, VERSION};
+
+/// Where the statistics files of processes are.
+pub const SHM_DIR: &str = "/dev/shm";
+/// File name prefix; the pid follows.
+pub const SHM_PREFIX: &str = "rsuring-stats.";
+
+/// The statistics file of process `pid`.
+pub fn shm_path(pid: u32) -> String {
+    format!("{SHM_DIR}/{SHM_PREFIX}{pid}")
+}
+
+/// What the process knows about one slot.
+#[derive(Debug, Clone, Copy)]
+pub struct Local {
+    pub live: bool,
+    /// The ring's CQ head, for a last look at process exit.
+    pub khead: *const u32,
+    /// The ring was set up before fork() by the parent.
+    pub inherited: bool,
+    /// Reported at process exit already.
+    pub reported: bool,
+}
+
+const FREE: Local = Local {
+    live: false,
+    khead: ptr::null(),
+    inherited: false,
+    reported: false,
+};
+
+pub struct Registry {
+    region: *mut Region,
+    /// The region is the file under /dev/shm (not private memory).
+    published: bool,
+    /// atexit and atfork handlers are installed (inherited by children).
+    handlers: bool,
+    local: [Local; CAPACITY],
+}
+
+impl Registry {
+    /// The region, if statistics were ever on in this process.
+    pub fn region(&self) -> Option<&'static Region> {
+        // SAFETY: the region is mapped once and never unmapped.
+        unsafe { self.region.as_ref() }
+    }
+
+    /// Takes a free slot for a ring described by `info` whose CQ head is at
+    /// `khead`, now `head`. None when every slot is taken or no memory could
+    /// be mapped.
+    pub fn claim(
+        &mut self,
+        info: &RingInfo,
+        khead: *const u32,
+        head: u32,
+    ) -> Option<&'static RingExt> {
+        if self.region.is_null() {
+            self.region = map_region()?;
+        }
+        if !self.handlers {
+            self.handlers = true;
+            // SAFETY: the handlers are plain functions valid for the whole
+            // process (the library is never unloaded while a ring lives).
+            unsafe {
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_parent),
+                    Some(after_fork_child),
+                );
+                libc::atexit(super::at_process_exit);
+            }
+        }
+        if !self.published {
+            self.published = publish(self.region);
+        }
+        let region = self.region()?;
+        let Some(idx) = self.local.iter().position(|l| !l.live) else {
+            region.header.overflowed.fetch_add(1, Ordering::Relaxed);
+            return None;
+        };
+        let slot = &region.slots[idx];
+        let id = &slot.id;
+        id.ring_fd.store(info.ring_fd, Ordering::Relaxed);
+        id.setup_flags.store(info.setup_flags, Ordering::Relaxed);
+        id.sq_entries.store(info.sq_entries, Ordering::Relaxed);
+        id.cq_entries.store(info.cq_entries, Ordering::Relaxed);
+        id.sqpoll.store(info.sqpoll, Ordering::Relaxed);
+        id.poller_cpu.store(info.poller_cpu, Ordering::Relaxed);
+        id.poller_rings.store(info.poller_rings, Ordering::Relaxed);
+        slot.reset(head);
+        // Odd: live. Release, so a reader that sees it sees the fields.
+        id.generation.fetch_add(1, Ordering::Release);
+        region
+            .header
+            .slots_used
+            .fetch_max(idx as u32 + 1, Ordering::Release);
+        self.local[idx] = Local {
+            live: true,
+            khead,
+            ..FREE
+        };
+        Some(slot)
+    }
+
+    /// The index of a slot handed out by [`Self::claim`].
+    pub fn index_of(&self, slot: &RingExt) -> usize {
+        let base = self.region as usize + core::mem::offset_of!(Region, slots);
+        (slot as *const RingExt as usize - base) / core::mem::size_of::<RingExt>()
+    }
+
+    pub fn local_mut(&mut self, idx: usize) -> &mut Local {
+        &mut self.local[idx]
+    }
+
+    /// Gives a slot back.
+    pub fn release(&mut self, slot: &RingExt) {
+        let idx = self.index_of(slot);
+        // Even: free.
+        slot.id.generation.fetch_add(1, Ordering::Release);
+        self.local[idx] = FREE;
+    }
+
+    /// The live slots with what the process knows about them.
+    pub fn live(&mut self) -> impl Iterator<Item = (&'static RingExt, &mut Local)> {
+        let region = self.region();
+        self.local
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, l)| l.live)
+            .filter_map(move |(i, l)| Some((&region?.slots[i], l)))
+    }
+
+    /// Sets the member count of every live slot of shared poller `cpu`.
+    pub fn set_group_rings(&mut self, cpu: i32, rings: u32) {
+        for (slot, _) in self.live() {
+            let id = &slot.id;
+            if Sqpoll::from_raw(id.sqpoll.load(Ordering::Relaxed)) == Sqpoll::Shared
+                && id.poller_cpu.load(Ordering::Relaxed) == cpu
+            {
+                id.poller_rings.store(rings, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Removes the statistics file (process exit). The memory stays mapped:
+    /// rings that outlive this may still count into it.
+    pub fn unpublish(&mut self) {
+        if self.published {
+            self.published = false;
+            if let Ok(path) = CString::new(shm_path(std::process::id())) {
+                // SAFETY: a valid NUL-terminated path.
+                unsafe { libc::unlink(path.as_ptr()) };
+            }
+        }
+    }
+}
+
+/// A lock that fork() handlers can hold across the fork.
+struct RegistryLock {
+    locked: AtomicBool,
+    data: UnsafeCell<Registry>,
+}
+
+// SAFETY: `data` is only reached through `lock()`, which serialises access.
+unsafe impl Sync for RegistryLock {}
+
+static REGISTRY: RegistryLock = RegistryLock {
+    locked: AtomicBool::new(false),
+    data: UnsafeCell::new(Registry {
+        region: ptr::null_mut(),
+        published: false,
+        handlers: false,
+        local: [FREE; CAPACITY],
+    }),
+};
+
+pub struct Guard(());
+
+impl core::ops::Deref for Guard {
+    type Target = Registry;
+    fn deref(&self) -> &Registry {
+        // SAFETY: the guard proves we hold the lock.
+        unsafe { &*REGISTRY.data.get() }
+    }
+}
+
+impl core::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut Registry {
+        // SAFETY: the guard proves we hold the lock exclusively.
+        unsafe { &mut *REGISTRY.data.get() }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        REGISTRY.locked.store(false, Ordering::Release);
+    }
+}
+
+fn raw_lock() {
+    while REGISTRY
+        .locked
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+}
+
+/// Takes the registry lock.
+pub fn lock() -> Guard {
+    raw_lock();
+    Guard(())
+}
+
+extern "C" fn before_fork() {
+    raw_lock();
+}
+
+extern "C" fn after_fork_parent() {
+    REGISTRY.locked.store(false, Ordering::Release);
+}
+
+/// Runs in the child, which has one thread: only system calls and plain
+/// memory accesses here (no allocation).
+extern "C" fn after_fork_child() {
+    // SAFETY: the lock is held (before_fork) by this, the only, thread.
+    let reg = unsafe { &mut *REGISTRY.data.get() };
+    if !reg.region.is_null() {
+        if reg.published {
+            reg.published = false;
+            // SAFETY: the region is ours and mapped REGION_LEN long.
+            if unsafe { !make_private(reg.region) } {
+                // Out of memory: the inherited rings would count into the
+                // parent's page. Give them fresh zero pages instead, and
+                // never report or reuse their (now blank) slots.
+                // SAFETY: replaces our own mapping at the same address.
+                unsafe { map_anon(reg.region.cast(), libc::MAP_FIXED) };
+                for l in reg.local.iter_mut().filter(|l| l.live) {
+                    l.reported = true;
+                }
+            }
+        }
+        // SAFETY: the region is mapped (just above, or since setup).
+        let region = unsafe { &*reg.region };
+        region
+            .header
+            .pid
+            .store(std::process::id(), Ordering::Relaxed);
+        for (i, l) in reg.local.iter_mut().enumerate().filter(|(_, l)| l.live) {
+            l.inherited = true;
+            // CQEs the parent consumed before the fork are not the child's.
+            match read_head_safely(l.khead) {
+                Some(head) => region.slots[i].reset(head),
+                None => region.slots[i].reset_counters(),
+            }
+        }
+    }
+    REGISTRY.locked.store(false, Ordering::Release);
+}
+
+/// An anonymous private mapping of REGION_LEN bytes (at `addr` with
+/// MAP_FIXED); null on failure.
+///
+/// # Safety
+/// With MAP_FIXED, `addr` must be a mapping of ours that may be replaced.
+unsafe fn map_anon(addr: *mut libc::c_void, extra: c_int) -> *mut Region {
+    // SAFETY: forwarded contract; otherwise a fresh mapping.
+    let p = unsafe {
+        libc::mmap(
+            addr,
+            REGION_LEN,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
+/// Bytes of the region worth copying: the header and the slots used.
+fn used_len(region: &Region) -> usize {
+    let used = region.header.slots_used.load(Ordering::Relaxed) as usize;
+    core::mem::offset_of!(Region, slots) + used.min(CAPACITY) * core::mem::size_of::<RingExt>()
+}
+
+/// Replaces the (shared) region with a private copy at the same address.
+///
+/// # Safety
+/// `region` must be our region; no other thread may use it meanwhile.
+unsafe fn make_private(region: *mut Region) -> bool {
+    // SAFETY: a fresh mapping.
+    let copy = unsafe { map_anon(ptr::null_mut(), 0) };
+    if copy.is_null() {
+        return false;
+    }
+    // SAFETY: both are REGION_LEN-byte mappings; used_len <= REGION_LEN.
+    unsafe {
+        ptr::copy_nonoverlapping(region.cast::<u8>(), copy.cast::<u8>(), used_len(&*region));
+        let moved = libc::mremap(
+            copy.cast(),
+            REGION_LEN,
+            REGION_LEN,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            region.cast::<libc::c_void>(),
+        );
+        if moved == libc::MAP_FAILED {
+            libc::munmap(copy.cast(), REGION_LEN);
+            return false;
+        }
+    }
+    true
+}
+
+/// Maps a new, private region with its header filled in.
+fn map_region() -> Option<*mut Region> {
+    // SAFETY: a fresh mapping.
+    let region = unsafe { map_anon(ptr::null_mut(), 0) };
+    if region.is_null() {
+        return None;
+    }
+    // SAFETY: zero-filled memory of the right size; the header is ours.
+    let h = unsafe { &mut (*region).header };
+    h.magic = MAGIC;
+    h.version = VERSION;
+    h.slot_size = core::mem::size_of::<RingExt>() as u32;
+    h.capacity = CAPACITY as u32;
+    h.pid.store(std::process::id(), Ordering::Relaxed);
+    Some(region)
+}
+
+/// Moves the region into `/dev/shm/rsuring-stats.<pid>` (same address,
+/// same contents). False, and the region unchanged, when that fails.
+fn publish(region: *mut Region) -> bool {
+    remove_stale_files();
+    let pid = std::process::id();
+    let Ok(path) = CString::new(shm_path(pid)) else {
+        return false;
+    };
+    let flags = libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    let mut fd = -1;
+    for _ in 0..2 {
+        // SAFETY: a valid path; the result is checked.
+        fd = unsafe { libc::open(path.as_ptr(), flags, 0o600) };
+        if fd >= 0 {
+            break;
+        }
+        // Left by an earlier program of this pid (exec, or a crash).
+        // SAFETY: a valid path.
+        unsafe { libc::unlink(path.as_ptr()) };
+    }
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: `region` is our REGION_LEN mapping; the file is ours.
+    let ok = unsafe {
+        let len = used_len(&*region);
+        libc::ftruncate(fd, REGION_LEN as libc::off_t) == 0
+            && libc::pwrite(fd, region.cast(), len, 0) == len as isize
+            && libc::mmap(
+                region.cast(),
+                REGION_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_FIXED,
+                fd,
+                0,
+            ) != libc::MAP_FAILED
+    };
+    // SAFETY: our fd; the mapping keeps the file.
+    unsafe { libc::close(fd) };
+    if !ok {
+        // SAFETY: a valid path.
+        unsafe { libc::unlink(path.as_ptr()) };
+    }
+    ok
+}
+
+/// Removes statistics files of processes that no longer exist (killed
+/// programs cannot remove their own). Once per process.
+fn remove_stale_files() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let Ok(dir) = std::fs::read_dir(SHM_DIR) else {
+            return;
+        };
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix(SHM_PREFIX))
+                .and_then(|p| p.parse::<libc::pid_t>().ok())
+            else {
+                continue;
+            };
+            // SAFETY: signal 0 only checks that the process exists.
+            let gone = pid > 0
+                && unsafe { libc::kill(pid, 0) } != 0
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+            if gone {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    });
+}
+
+/// Reads a ring's CQ head at process exit without trusting that the
+/// application left the mapping in place: None if it is gone.
+pub fn read_head_safely(khead: *const u32) -> Option<u32> {
+    let mut value = 0u32;
+    let local = libc::iovec {
+        iov_base: ptr::from_mut(&mut value).cast(),
+        iov_len: 4,
+    };
+    let remote = libc::iovec {
+        iov_base: khead as *mut libc::c_void,
+        iov_len: 4,
+    };
+    // SAFETY: reads 4 bytes of our own address space into `value`; the
+    // kernel checks the source address and fails instead of faulting.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    (n == 4).then_some(value)
+}
