@@ -789,33 +789,27 @@ static int rse_close_file(struct thread_data *td, struct fio_file *f)
 	return generic_close_file(td, f);
 }
 
+/*
+ * The library's statistics line for the job's ring (one format for both,
+ * see rsuring.h), followed by the job name and the engine's own getevents
+ * figures.
+ */
 static void rse_print_stats(struct thread_data *td, struct rse_data *ld)
 {
-	struct rsuring_stats s;
-	struct rsuring_sqpoll_info info;
-	char group[64] = "";
+	char line[1024], job[128];
+	size_t i;
 
-	if (rsuring_ring_stats(&ld->ring, &s))
+	if (rsuring_stats_format(&ld->ring, line, sizeof(line)) < 0)
 		return;
-	if (!rsuring_sqpoll_group(&ld->ring, &info))
-		snprintf(group, sizeof(group),
-			 " sqpoll_group=cpu%d/%u rings", info.cpu,
-			 info.members);
-	fprintf(stderr,
-		"rsuring: job %s: sqes=%llu cqes=%llu enters: submit=%llu"
-		" wait=%llu wakeup=%llu reap_batches=%llu mean_batch=%.1f"
-		" max_batch=%llu getevents=%llu mean_reaped=%.1f%s\n",
-		td->o.name ? td->o.name : "?",
-		(unsigned long long) s.sqes_submitted,
-		(unsigned long long) s.cqes_reaped,
-		(unsigned long long) s.enters_submit,
-		(unsigned long long) s.enters_wait,
-		(unsigned long long) s.enters_wakeup,
-		(unsigned long long) s.reap_batches,
-		s.reap_batches ? (double) s.cqes_reaped / s.reap_batches : 0.0,
-		(unsigned long long) s.reap_max, ld->getevents_calls,
+	/* A value holds no blanks: key=value parsers split on them. */
+	snprintf(job, sizeof(job), "%s", td->o.name ? td->o.name : "?");
+	for (i = 0; job[i]; i++)
+		if (job[i] == ' ' || job[i] == '\t')
+			job[i] = '_';
+	fprintf(stderr, "%s job=%s getevents=%llu mean_reaped=%.1f\n", line,
+		job, ld->getevents_calls,
 		ld->getevents_calls ?
-		(double) ld->events_reaped / ld->getevents_calls : 0.0, group);
+		(double) ld->events_reaped / ld->getevents_calls : 0.0);
 }
 
 static void rse_cleanup(struct thread_data *td)

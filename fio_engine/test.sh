@@ -225,7 +225,7 @@ for how in "--ring_stats=1" "env RSURING_STATS=1"; do
 		RSURING_STATS=1 "$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" \
 			--rw=randread --io_size=8M >"$WORK/log.txt" 2>&1
 	fi
-	if grep -q '^rsuring: job st: sqes=2048 cqes=2048 ' "$WORK/log.txt"; then
+	if grep -Eq '^rsuring: pid=[0-9]+ .* sqes=2048 cqes=2048 .* job=st ' "$WORK/log.txt"; then
 		ok "ring statistics printed ($how)"
 	else
 		bad "ring statistics printed ($how)" "$WORK/log.txt"

@@ -5,18 +5,21 @@
 #     liburing-ffi's symbols: the header's inline helpers as real functions)
 #   PREFIX/include/liburing.h, liburing/*.h, liburing/io_uring/*.h, rsuring.h
 #   PREFIX/lib/pkgconfig/liburing.pc, liburing-ffi.pc (and rsuring.pc)
+#   PREFIX/bin/rsuring-stat (live view of a process's rings)
 # Usage: scripts/install.sh [PREFIX]   (default /usr/local; builds if needed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prefix=${1:-/usr/local}
 libdir=${LIBDIR:-$prefix/lib}
 incdir=$prefix/include
+bindir=${BINDIR:-$prefix/bin}
 
-[ -f target/release/librsuring.so ] || cargo build --release
+[ -f target/release/librsuring.so ] && [ -f target/release/rsuring-stat ] || cargo build --release
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 api_minor=$(sed -n 's/^#define IO_URING_VERSION_MINOR[[:space:]]*\([0-9]*\).*/\1/p' include/liburing/io_uring_version.h)
 
-install -d "$libdir/pkgconfig" "$incdir/liburing/io_uring"
+install -d "$libdir/pkgconfig" "$incdir/liburing/io_uring" "$bindir"
+install -m 0755 target/release/rsuring-stat "$bindir/rsuring-stat"
 install -m 0755 target/release/librsuring.so "$libdir/librsuring.so.$version"
 ln -sf "librsuring.so.$version" "$libdir/liburing.so.2"
 ln -sf "liburing.so.2" "$libdir/liburing.so"

@@ -182,7 +182,7 @@ run_variant() {
 	if [[ -n $want && ${lib#lib=} != "$want" ]]; then
 		fail "$case/$variant: ran against ${lib#lib=}, expected $want"
 	fi
-	if [[ $variant == rsuring-stats ]] && ! grep -q '^rsuring: ring fd' "$err"; then
+	if [[ $variant == rsuring-stats ]] && ! grep -q '^rsuring: pid=' "$err"; then
 		fail "$case/$variant: RSURING_STATS=1 printed no statistics"
 	fi
 	if [[ $variant != rsuring-stats && -s $err ]]; then

@@ -733,6 +733,14 @@ CASE(rsuring_ring_stats, "out NULL", "-EFAULT")
 { RI(F(rsuring_ring_stats)(live(), NULL)); }
 CASE(rsuring_ring_stats, "statistics off", "-ENOENT")
 { struct rsuring_stats s; RI(F(rsuring_ring_stats)(live(), &s)); }
+CASE(rsuring_stats_format, "ring NULL", "-EFAULT")
+{ char b[64]; RI(F(rsuring_stats_format)(NULL, b, sizeof(b))); }
+CASE(rsuring_stats_format, "buf NULL, len 64", "-EFAULT")
+{ RI(F(rsuring_stats_format)(live(), NULL, 64)); }
+CASE(rsuring_stats_format, "statistics off", "-ENOENT")
+{ char b[64]; RI(F(rsuring_stats_format)(live(), b, sizeof(b))); }
+CASE(rsuring_stats_format, "exited ring", "-EBADF")
+{ char b[64]; RI(F(rsuring_stats_format)(exited(), b, sizeof(b))); }
 CASE(rsuring_queue_init_batched, "ring NULL", "-EFAULT")
 { RI(F(rsuring_queue_init_batched)(8, NULL, 0)); }
 CASE(rsuring_queue_init_batched, "entries 0", "-EINVAL")
