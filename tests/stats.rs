@@ -384,7 +384,7 @@ fn json_lines_go_to_the_named_file() {
     }
 }
 
-/// One thread submits 200,000 NOPs while another reaps them: the counts
+/// One thread submits 500,000 NOPs while another reaps them: the counts
 /// are exact (they used to wrap to 4,295,167,296).
 #[test]
 fn one_submitter_and_one_reaper_count_exactly() {
@@ -406,7 +406,7 @@ fn one_submitter_and_one_reaper_count_exactly() {
     assert_eq!(lines.len(), 1, "{}", r.describe());
     expect(
         &lines[0],
-        &[("sqes", "200000"), ("cqes", "200000"), ("end", "ring_exit")],
+        &[("sqes", "500000"), ("cqes", "500000"), ("end", "ring_exit")],
         &r,
     );
 }
