@@ -16,16 +16,24 @@
 //! outside. Only setup, exit, fork and process exit take the registry lock.
 //!
 //! **Threads.** liburing lets one thread submit while another reaps the
-//! same ring. Every counter is an atomic added to, never a read-modify-write
-//! of plain memory, so concurrent updates are never lost: SQEs and enters
-//! are exact. CQEs are counted by watching the CQ head move between library
-//! calls (so completions consumed by the inline helpers count too); a
-//! compare-exchange on the last head seen gives each movement to exactly one
-//! observer and ignores an observer holding an older head, so `cqes` only
-//! grows and equals the head's total advance once any library call (or
-//! process exit) has looked. A "reap batch" is one observed movement, so
-//! with two threads the batch counts depend on timing; they stay bounded by
-//! `cqes` and `reap_max` by the CQ size.
+//! same ring (and several threads take turns only under the application's
+//! own lock). The counters follow that split, and all of them are exact:
+//! - what only submission does (SQEs, submit-only enters, waits for SQ
+//!   space, wake-ups, split chains) has one writer at a time: a plain atomic
+//!   load and store, no locked instruction;
+//! - what both sides do (enters that wait, which submit_and_wait makes too,
+//!   and looking at the CQ head, which submit does to catch completions
+//!   consumed inline) uses atomic read-modify-writes, so concurrent updates
+//!   are never lost.
+//!
+//! CQEs are counted by watching the CQ head move between library calls (so
+//! completions consumed by the inline helpers count too); a compare-exchange
+//! on the last head seen gives each movement to exactly one observer and
+//! ignores an observer holding an older head, so `cqes` only grows and
+//! equals the head's total advance once any library call (or process exit)
+//! has looked. A "reap batch" is one observed movement, so with two threads
+//! the batch counts depend on timing; they stay bounded by `cqes`, and
+//! `reap_max` by the CQ size.
 //!
 //! **fork().** A forked child counts into a private copy of the page with
 //! every counter at zero: the parent's lines hold what the parent did, the
@@ -242,7 +250,9 @@ fn worth_reporting(slot: &RingExt, local: &region::Local) -> bool {
 /// atexit handler: reports the rings still alive.
 pub extern "C" fn at_process_exit() {
     let _errno = KeepErrno::new();
-    let mut reg = region::lock();
+    let Some(mut reg) = region::lock_within(std::time::Duration::from_secs(1)) else {
+        return;
+    };
     for (slot, local) in reg.live() {
         if let Some(head) = region::read_head_safely(local.khead) {
             slot.observe_head(head);
@@ -322,15 +332,18 @@ impl io_uring {
     pub fn stats_enter(&self, flags: u32, ret: i32) {
         let Some(ext) = self.ext() else { return };
         let s = &ext.submit;
-        let counter = match EnterReason::of(flags) {
-            EnterReason::Submit => &s.enters_submit,
-            EnterReason::Wait => &ext.reap.enters_wait,
-            EnterReason::SqWait => &s.enters_sqwait,
-            EnterReason::Wakeup => &s.wakeups,
-        };
-        counter.fetch_add(1, Relaxed);
+        match EnterReason::of(flags) {
+            EnterReason::Wait => {
+                ext.reap.enters_wait.fetch_add(1, Relaxed);
+            }
+            EnterReason::Submit => slot::bump(&s.enters_submit, 1),
+            EnterReason::SqWait => slot::bump(&s.enters_sqwait, 1),
+            EnterReason::Wakeup => slot::bump(&s.wakeups, 1),
+        }
+        // Only an enter that submits returns a positive count: the
+        // submitting thread's.
         if ret > 0 && self.flags & IORING_SETUP_SQPOLL == 0 {
-            s.sqes.fetch_add(ret as u64, Relaxed);
+            slot::bump(&s.sqes, ret as u64);
         }
     }
 
@@ -341,7 +354,7 @@ impl io_uring {
             return;
         }
         if let Some(ext) = self.ext() {
-            ext.submit.sqes.fetch_add(n as u64, Relaxed);
+            slot::bump(&ext.submit.sqes, n as u64);
         }
     }
 
@@ -350,7 +363,7 @@ impl io_uring {
     #[inline]
     pub fn stats_chain_split(&self) {
         if let Some(ext) = self.ext() {
-            ext.submit.chains_split.fetch_add(1, Relaxed);
+            slot::bump(&ext.submit.chains_split, 1);
         }
     }
 

@@ -239,6 +239,24 @@ pub fn lock() -> Guard {
     Guard(())
 }
 
+/// Takes the registry lock unless it stays taken for `patience`: process
+/// exit must not hang on a lock held by a thread that will never run again
+/// (exit() called from a signal handler that interrupted its holder).
+pub fn lock_within(patience: std::time::Duration) -> Option<Guard> {
+    let start = std::time::Instant::now();
+    while REGISTRY
+        .locked
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        if start.elapsed() > patience {
+            return None;
+        }
+        std::thread::yield_now();
+    }
+    Some(Guard(()))
+}
+
 extern "C" fn before_fork() {
     raw_lock();
 }

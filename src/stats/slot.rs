@@ -79,7 +79,14 @@ pub struct Identity {
     pub poller_rings: AtomicU32,
 }
 
-/// Counters of the submission side.
+/// Adds to a counter that only one thread at a time writes (the submitting
+/// one): a plain atomic load and store, without a locked instruction.
+#[inline(always)]
+pub fn bump(counter: &AtomicU64, n: u64) {
+    counter.store(counter.load(Relaxed).wrapping_add(n), Relaxed);
+}
+
+/// Counters of the submission side (one writer at a time: see [`bump`]).
 #[repr(C, align(64))]
 #[derive(Default)]
 pub struct SubmitSide {
@@ -90,7 +97,7 @@ pub struct SubmitSide {
     pub chains_split: AtomicU64,
 }
 
-/// Counters of the completion side.
+/// Counters of the completion side (any thread: read-modify-writes).
 #[repr(C, align(64))]
 #[derive(Default)]
 pub struct ReapSide {
