@@ -148,6 +148,7 @@ fn print_once(s: &Snapshot) {
         if let Some(k) = r.kernel {
             fields.push(("sq_fill", Value::Num(k.sq_fill() as u64)));
             fields.push(("cq_fill", Value::Num(k.cq_fill() as u64)));
+            fields.push(("cq_overflow", Value::Num(k.cq_overflow as u64)));
             if let Some(tid) = k.sq_thread {
                 fields.push(("poller_tid", Value::Int(tid as i64)));
             }
@@ -170,6 +171,7 @@ fn print_once(s: &Snapshot) {
         if let Some(t) = &p.task {
             fields.push(("cpu_ticks", Value::Num(t.cpu_ticks)));
             fields.push(("last_cpu", Value::Int(t.last_cpu as i64)));
+            fields.push(("state", Value::Word(t.state.to_string())));
         }
         if let (Some(total), Some(work)) = (p.total_us, p.work_us) {
             fields.push(("sq_total_us", Value::Num(total)));
@@ -252,28 +254,25 @@ fn watch(mut before: Snapshot, args: &Args) {
 }
 
 fn render(before: &Snapshot, now: &Snapshot, secs: f64) {
-    let mut out = String::new();
-    out.push_str(&format!(
+    let mut out = format!(
         "\npid {} ({})  {} rings, {} SQ poll threads, over {:.2} s\n",
         now.pid,
         now.comm,
         now.rings.len(),
         now.pollers.len(),
         secs
-    ));
-    out.push_str(&format!(
-        "{:>4} {:<18} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6} {:>10} {:>10}\n",
-        "fd",
-        "poller",
-        "SQE/s",
-        "CQE/s",
-        "enter/s",
-        "wake/s",
-        "sqwait/s",
-        "batch",
-        "SQ fill",
-        "CQ fill"
-    ));
+    );
+    let ring_row = |cells: [&str; 11]| {
+        let [fd, poller, sqes, cqes, enters, wake, sqwait, batch, sq, cq, ovf] = cells;
+        format!(
+            "{fd:>4} {poller:<18} {sqes:>8} {cqes:>8} {enters:>8} {wake:>7} {sqwait:>8} \
+             {batch:>6} {sq:>10} {cq:>10} {ovf:>4}\n"
+        )
+    };
+    out += &ring_row([
+        "fd", "poller", "SQE/s", "CQE/s", "enter/s", "wake/s", "sqwait/s", "batch", "SQ fill",
+        "CQ fill", "ovf",
+    ]);
     let mut wakeups_by_tid: std::collections::HashMap<i32, f64> = Default::default();
     for r in &now.rings {
         let rates = live::ring_rates(live::find_ring(before, r), r, secs);
@@ -282,52 +281,61 @@ fn render(before: &Snapshot, now: &Snapshot, secs: f64) {
             (Some(u), None) => u.to_string(),
             _ => "-".into(),
         };
-        let sq = fill(r.kernel.map(|k| k.sq_fill()), r.info.map(|i| i.sq_entries));
-        let cq = fill(r.kernel.map(|k| k.cq_fill()), r.info.map(|i| i.cq_entries));
         let rt = rates.unwrap_or_default();
         if let (Some(tid), Some(w)) = (r.kernel.and_then(|k| k.sq_thread), rt.wakeups) {
             *wakeups_by_tid.entry(tid).or_default() += w;
         }
-        let known = rates.is_some();
-        let num = |x: f64| if known { human(x) } else { "-".into() };
-        out.push_str(&format!(
-            "{:>4} {:<18} {:>8} {:>8} {:>8} {:>7} {:>7} {:>6} {:>10} {:>10}\n",
-            r.fd,
-            poller_word(r),
-            num(rt.sqes),
-            num(rt.cqes),
-            opt(rt.enters),
-            opt(rt.wakeups),
-            opt(rt.sqwaits),
-            opt(rt.batch),
-            sq,
-            cq
-        ));
+        let num = |x: f64| {
+            if rates.is_some() {
+                human(x)
+            } else {
+                "-".into()
+            }
+        };
+        out += &ring_row([
+            &r.fd.to_string(),
+            &poller_word(r),
+            &num(rt.sqes),
+            &num(rt.cqes),
+            &opt(rt.enters),
+            &opt(rt.wakeups),
+            &opt(rt.sqwaits),
+            &opt(rt.batch),
+            &fill(r.kernel.map(|k| k.sq_fill()), r.info.map(|i| i.sq_entries)),
+            &fill(r.kernel.map(|k| k.cq_fill()), r.info.map(|i| i.cq_entries)),
+            &r.kernel.map_or("-".into(), |k| k.cq_overflow.to_string()),
+        ]);
     }
+    let poller_row = |cells: [&str; 10]| {
+        let [tid, cpu, bound, rings, pct, work, wake, ran, state, fds] = cells;
+        format!(
+            "{tid:>8} {cpu:>4} {bound:>5} {rings:>5} {pct:>6} {work:>6} {wake:>7} {ran:>4} \
+             {state:>5}  {fds}\n"
+        )
+    };
     if !now.pollers.is_empty() {
-        out.push_str(&format!(
-            "{:>8} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>5}  ring fds\n",
-            "SQ tid", "cpu", "bound", "rings", "CPU%", "work%", "wake/s", "ran"
-        ));
+        out += &poller_row([
+            "SQ tid", "cpu", "bound", "rings", "CPU%", "work%", "wake/s", "ran", "state",
+            "ring fds",
+        ]);
     }
     for p in &now.pollers {
         let earlier: Option<&Poller> = before.pollers.iter().find(|q| q.tid == p.tid);
         let (cpu, work) = live::poller_usage(earlier, p, secs);
         let fds: Vec<String> = p.ring_fds.iter().map(i32::to_string).collect();
-        out.push_str(&format!(
-            "{:>8} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>5}  {}\n",
-            p.tid,
-            p.cpu,
+        let task = p.task.as_ref();
+        out += &poller_row([
+            &p.tid.to_string(),
+            &p.cpu.to_string(),
             if p.bound { "yes" } else { "no" },
-            p.ring_fds.len(),
-            cpu.map_or("-".into(), |c| format!("{c:.1}")),
-            work.map_or("-".into(), |w| format!("{w:.1}")),
-            wakeups_by_tid.get(&p.tid).map_or("-".into(), |w| human(*w)),
-            p.task
-                .as_ref()
-                .map_or("-".into(), |t| t.last_cpu.to_string()),
-            fds.join(",")
-        ));
+            &p.ring_fds.len().to_string(),
+            &cpu.map_or("-".into(), |c| format!("{c:.1}")),
+            &work.map_or("-".into(), |w| format!("{w:.1}")),
+            &wakeups_by_tid.get(&p.tid).map_or("-".into(), |w| human(*w)),
+            &task.map_or("-".into(), |t| t.last_cpu.to_string()),
+            &task.map_or("-".into(), |t| t.state.to_string()),
+            &fds.join(","),
+        ]);
     }
     print!("{out}");
 }

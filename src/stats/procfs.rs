@@ -17,6 +17,8 @@ pub struct FdInfo {
     /// (`SqWorkTime`); kernels before 6.10 have neither.
     pub sq_total_us: Option<u64>,
     pub sq_work_us: Option<u64>,
+    /// CQEs waiting in the kernel's overflow list (the CQ was full).
+    pub cq_overflow: u32,
 }
 
 impl FdInfo {
@@ -43,7 +45,14 @@ fn num(v: &str) -> Option<u64> {
 pub fn parse_fdinfo(text: &str) -> Option<FdInfo> {
     let mut f = FdInfo::default();
     let mut seen_sq = false;
+    let mut in_overflow = false;
     for line in text.lines() {
+        if line.starts_with(char::is_whitespace) {
+            // Entries of the list named by the last key.
+            f.cq_overflow += in_overflow as u32;
+            continue;
+        }
+        in_overflow = line.starts_with("CqOverflowList:");
         let Some((key, value)) = line.split_once(':') else {
             continue;
         };
@@ -69,13 +78,22 @@ pub fn parse_fdinfo(text: &str) -> Option<FdInfo> {
     seen_sq.then_some(f)
 }
 
-/// The fdinfo of fd `fd` of process `pid`, if it is an io_uring.
+/// The fdinfo of fd `fd` of process `pid`, if it is an io_uring. The
+/// kernel leaves the io_uring part out while the ring's lock is taken (a
+/// busy ring's submitter or SQ poll thread), so a few tries are made.
 pub fn fdinfo(pid: u32, fd: i32) -> Option<FdInfo> {
     if fd < 0 {
         return None;
     }
-    let text = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")).ok()?;
-    parse_fdinfo(&text)
+    let path = format!("/proc/{pid}/fdinfo/{fd}");
+    for _ in 0..50 {
+        let text = std::fs::read_to_string(&path).ok()?;
+        if let Some(f) = parse_fdinfo(&text) {
+            return Some(f);
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    None
 }
 
 /// The io_uring fds of process `pid`, in fd order.
@@ -104,10 +122,12 @@ pub struct TaskStat {
     pub last_cpu: i32,
     /// `Cpus_allowed_list`.
     pub allowed: String,
+    /// The scheduler state letter (`R` running, `S` sleeping, ...).
+    pub state: char,
 }
 
-/// Parses `/proc/.../stat`: the fields after the `(comm)` one.
-pub fn parse_task_stat(text: &str) -> Option<(u64, i32)> {
+/// Parses `/proc/.../stat`: (utime + stime, last CPU, state).
+pub fn parse_task_stat(text: &str) -> Option<(u64, i32, char)> {
     let rest = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = rest.split_whitespace().collect();
     // rest starts at field 3 (state): utime is field 14, stime 15, processor 39.
@@ -115,13 +135,14 @@ pub fn parse_task_stat(text: &str) -> Option<(u64, i32)> {
     let utime: u64 = field(14)?.parse().ok()?;
     let stime: u64 = field(15)?.parse().ok()?;
     let cpu: i32 = field(39)?.parse().ok()?;
-    Some((utime + stime, cpu))
+    let state = field(3)?.chars().next()?;
+    Some((utime + stime, cpu, state))
 }
 
 /// The thread `tid` of process `pid`.
 pub fn task_stat(pid: u32, tid: i32) -> Option<TaskStat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
-    let (cpu_ticks, last_cpu) = parse_task_stat(&stat)?;
+    let (cpu_ticks, last_cpu, state) = parse_task_stat(&stat)?;
     let status =
         std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).unwrap_or_default();
     let allowed = status
@@ -134,6 +155,7 @@ pub fn task_stat(pid: u32, tid: i32) -> Option<TaskStat> {
         cpu_ticks,
         last_cpu,
         allowed,
+        state,
     })
 }
 
@@ -164,6 +186,12 @@ mod tests {
         assert_eq!((f.sq_fill(), f.cq_fill()), (2, 1));
         assert_eq!((f.sq_thread, f.sq_thread_cpu), (Some(11540), Some(1)));
         assert_eq!((f.sq_total_us, f.sq_work_us), (Some(99652), Some(12)));
+        assert_eq!(f.cq_overflow, 0);
+        let ovf = SQPOLL_RING.replace(
+            "CqOverflowList:\n",
+            "CqOverflowList:\n  user_data=1, res=0, flags=0\n  user_data=2, res=0, flags=0\n",
+        );
+        assert_eq!(parse_fdinfo(&ovf).unwrap().cq_overflow, 2);
     }
 
     #[test]
@@ -180,6 +208,6 @@ mod tests {
     fn task_stat_fields() {
         let stat = "11540 (iou-sqp-1 (x)) S 1 2 3 0 -1 4194368 0 0 0 0 7 93 0 0 20 0 1 0 \
                     100 0 0 18446744073709551615 0 0 0 0 0 0 0 2147483647 0 0 0 0 17 1 0 0 0 0 0";
-        assert_eq!(parse_task_stat(stat), Some((100, 1)));
+        assert_eq!(parse_task_stat(stat), Some((100, 1, 'S')));
     }
 }
