@@ -36,10 +36,20 @@ pub struct rsuring_stats {
     pub reap_max: u64,
 }
 
+/// Counters that `struct rsuring_stats` has no room for (its layout is
+/// part of the C ABI).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ExtraStats {
+    /// Link chains longer than a shared poller takes of a ring per round,
+    /// published while the poller served other rings too.
+    pub chains_split: u64,
+}
+
 /// Library state that liburing's `struct io_uring` has no field for.
 #[derive(Debug, Default)]
 pub struct RingExt {
     pub stats: rsuring_stats,
+    pub extra: ExtraStats,
     /// CQ head at the last observation.
     last_head: u32,
 }
@@ -141,6 +151,13 @@ impl io_uring {
         }
         if let Some(ext) = self.ext_mut() {
             ext.stats.sqes_submitted += n as u64;
+        }
+    }
+
+    /// Counts a link chain that a shared poller may split.
+    pub fn stats_chain_split(&mut self) {
+        if let Some(ext) = self.ext_mut() {
+            ext.extra.chains_split += 1;
         }
     }
 
