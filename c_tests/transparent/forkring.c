@@ -207,7 +207,7 @@ static void parent_exited(int transparent)
 	CHECK(setup_pid >= 0);
 	if (setup_pid == 0) {
 		struct io_uring ring;
-		pid_t child;
+		pid_t child, self = getpid();
 
 		sq_arm_watchdog();
 		STEP("setup process: ring");
@@ -216,7 +216,8 @@ static void parent_exited(int transparent)
 		CHECK(child >= 0);
 		if (child == 0) {
 			sq_arm_watchdog();
-			exited_child(&ring, getppid(), transparent);
+			/* Not getppid(): the setup process may be gone already. */
+			exited_child(&ring, self, transparent);
 			_exit(0);
 		}
 		/* Daemonize: the setup process leaves, the child carries on. */
