@@ -45,7 +45,8 @@ pub mod rs_flags {
     /// Statistics are on (`io_uring_cq::ext` is set).
     pub const STATS: u8 = 8;
     /// A link chain longer than the kernel's per-round limit of a shared
-    /// poller was noted for this ring already.
+    /// poller was seen on this ring (and the process-wide note printed):
+    /// without statistics, its later submissions skip the scan.
     pub const LONG_CHAIN_NOTED: u8 = 16;
     /// Extensions an io_uring_enter has to look at.
     pub const ENTER_SLOW: u8 = AUTO_REG | STATS | SQPOLL_TRANSPARENT;

@@ -522,15 +522,17 @@ pub const SHARED_ROUND_SQES: u32 = 8;
 
 /// A link chain of `len` SQEs was published on a ring that shares its
 /// poller. Counts it when the poller serves other rings too (only then
-/// does the kernel cap each round) and notes it once per ring.
+/// does the kernel cap each round) and notes it once per process.
 #[cold]
 pub fn long_chain_published(ring: &mut io_uring, len: u32) -> bool {
     if !group_of(ring).is_some_and(|g| g.members > 1) {
         return false;
     }
-    if ring.rs_flags & rs_flags::LONG_CHAIN_NOTED == 0 {
-        ring.rs_flags |= rs_flags::LONG_CHAIN_NOTED;
-        // Documented diagnostic of the shared-poller extensions.
+    static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    ring.rs_flags |= rs_flags::LONG_CHAIN_NOTED;
+    if !NOTED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        // Documented diagnostic of the shared-poller extensions, once per
+        // process (the statistics count every such chain).
         eprintln!(
             "rsuring: ring fd {}: a link chain of {len} SQEs on a shared SQ poll thread: the kernel \
              takes at most {SHARED_ROUND_SQES} SQEs of each ring per round and submits a cut chain \

@@ -264,6 +264,13 @@ impl Launch {
         self.var("RSURING_SQPOLL", "1")
     }
 
+    /// RSURING_SQPOLL=1 where the contract grants it to an unprivileged
+    /// process: the process runs on CPU 0 (taskset -c 0) and its poller
+    /// gets CPU 1 (RSURING_SQPOLL_CPUS=1), so the two never compete.
+    fn sqpoll_with_poller_cpu(self) -> Self {
+        self.sqpoll().var("RSURING_SQPOLL_CPUS", "1").pin_cpu0()
+    }
+
     /// Our library under LD_PRELOAD (for the Debian builds).
     fn preload(self) -> Self {
         let lib = lib_str();
@@ -564,14 +571,18 @@ fn cred_dropped_privileges_cannot_open_root_files_through_the_ring() {
 /// iou-sqp thread) whose reads return the right data; nothing printed.
 #[test]
 fn cred_unprivileged_process_gets_transparent_sqpoll() {
-    let Some(r) = pass(launch(&ours("rings"), &["transparent"]).sqpoll().nobody()) else {
+    let Some(r) = pass(
+        launch(&ours("rings"), &["transparent"])
+            .sqpoll_with_poller_cpu()
+            .nobody(),
+    ) else {
         return;
     };
     r.assert_silent("unprivileged, transparent");
     pass(
         launch(&debian("rings"), &["transparent"])
             .preload()
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .nobody(),
     )
     .unwrap()
@@ -583,7 +594,9 @@ fn cred_unprivileged_process_gets_transparent_sqpoll() {
 /// transparent. (Fails if the decision is taken at library load.)
 #[test]
 fn cred_unprivileged_fork_child_gets_transparent_sqpoll() {
-    if let Some(r) = pass(launch(&ours("cred"), &["transparent", "unpriv-fork"]).sqpoll()) {
+    if let Some(r) =
+        pass(launch(&ours("cred"), &["transparent", "unpriv-fork"]).sqpoll_with_poller_cpu())
+    {
         r.assert_silent("child dropped to nobody before its first ring");
     }
 }
@@ -604,7 +617,7 @@ fn fork_child_on_inherited_ring_fails_cleanly_while_parent_lives() {
     r.assert_silent("plain ring, child reads into its own memory");
     let r = pass(
         launch(&ours("forkring"), &["transparent", args[0]])
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .nobody(),
     )
     .unwrap();
@@ -622,7 +635,7 @@ fn fork_child_on_inherited_ring_fails_promptly_after_parent_exit() {
     r.assert_silent("plain ring, parent exited");
     let r = pass(
         launch(&ours("forkring"), &["transparent", "parent-exited"])
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .nobody(),
     )
     .unwrap();
@@ -646,7 +659,7 @@ fn exported_io_uring_enter_behaves_as_on_a_plain_ring() {
         .assert_silent("plain");
     for (bin, preload) in [(ours("enter"), false), (debian("enter"), true)] {
         let mut l = launch(&bin, &["transparent"])
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .var("RSURING_SQPOLL_IDLE_MS", "10")
             .nobody();
         if preload {
@@ -673,7 +686,7 @@ fn submit_counts_equal_a_plain_ring() {
     let idle = ("RSURING_SQPOLL_IDLE_MS", "10");
     pass(
         launch(&ours("counts"), &args("transparent"))
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .var(idle.0, idle.1)
             .nobody(),
     )
@@ -682,7 +695,7 @@ fn submit_counts_equal_a_plain_ring() {
     pass(
         launch(&debian("counts"), &args("transparent"))
             .preload()
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .var(idle.0, idle.1)
             .nobody(),
     )
@@ -714,7 +727,7 @@ fn submit_counts_after_a_failing_sqe_mid_batch() {
     }
     let t = pass(
         launch(&ours("counts"), &args("transparent"))
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .nobody(),
     )
     .unwrap();
@@ -743,12 +756,18 @@ fn every_submit_variant_returns_after_consumption() {
     plain.assert_silent("plain");
     let t = pass(
         launch(&bin, &["transparent"])
-            .sqpoll()
+            .sqpoll_with_poller_cpu()
             .var("RSURING_SQPOLL_IDLE_MS", "10")
             .nobody(),
     )
     .unwrap();
-    t.assert_silent("transparent");
+    if t.stdout.contains("wait_reg_ring=disabled") {
+        // The registered-wait ring is created R_DISABLED, which the
+        // contract leaves plain, with its one note.
+        t.assert_one_note("transparent, R_DISABLED wait ring", true, &["r_disabled"]);
+    } else {
+        t.assert_silent("transparent");
+    }
     let rets = |r: &Run| -> Vec<String> {
         r.stdout
             .lines()
@@ -786,6 +805,15 @@ fn single_cpu_affinity_refuses_transparent_sqpoll() {
     r.assert_one_note("taskset -c 0", true, CPU_REASON);
 }
 
+/// Without RSURING_SQPOLL_CPUS the poller would be unbound, free to share
+/// any CPU the process runs on: refused, one note naming the reason.
+#[test]
+fn unbound_poller_refuses_transparent_sqpoll() {
+    if let Some(r) = pass(launch(&ours("rings"), &["plain"]).sqpoll().nobody()) {
+        r.assert_one_note("RSURING_SQPOLL_CPUS unset", true, CPU_REASON);
+    }
+}
+
 /// RSURING_SQPOLL_CPUS=0 while the process may run on CPU 0 only: refused
 /// too.
 #[test]
@@ -809,7 +837,7 @@ fn sqpoll_cpus_on_another_cpu_keeps_transparent_sqpoll() {
         return;
     }
     let l = launch(&ours("rings"), &["transparent"])
-        .sqpoll()
+        .sqpoll_with_poller_cpu()
         .var("RSURING_SQPOLL_CPUS", "1")
         .nobody()
         .pin_cpu0();
@@ -838,7 +866,7 @@ fn at_most_one_wakeup_enter_per_submit() {
     }
     let out = Removed(env().bin_dir.join(unique("strace")));
     let r = launch(&ours("wakeups"), &["transparent"])
-        .sqpoll()
+        .sqpoll_with_poller_cpu()
         .var("RSURING_SQPOLL_IDLE_MS", "10")
         .nobody()
         .strace(&out.0)
@@ -886,7 +914,9 @@ fn chain_setups(bin: &Path, length: &str) -> Vec<(&'static str, Launch)> {
         ),
         (
             "RSURING_SQPOLL=1",
-            launch(bin, &["transparent", length]).sqpoll().nobody(),
+            launch(bin, &["transparent", length])
+                .sqpoll_with_poller_cpu()
+                .nobody(),
         ),
     ]
 }

@@ -212,7 +212,7 @@ static void registered_wait(int transparent)
 		return;
 	}
 	CHECK_MSG(ret == 0, "io_uring_register_region = %d (%s)", ret, strerror(-ret));
-	printf("wait_reg_ring=%s %s\n", how, ring.flags & IORING_SETUP_SQPOLL ? "sqpoll" : "plain");
+	printf("wait_reg_ring=%s %s\n", how, ring_sq_thread(ring.ring_fd) > 0 ? "sqpoll" : "plain");
 	/* A disabled ring is left plain by RSURING_SQPOLL=1; an enabled one
 	 * follows the expectation. */
 	if (!strcmp(how, "enabled"))

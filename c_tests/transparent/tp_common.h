@@ -58,7 +58,9 @@ static SQ_UNUSED int is_own_sqp_thread(long tid)
 	return !strncmp(comm, "iou-sqp-", 8);
 }
 
-/* A plain ring: no SQPOLL in ring.flags, no SQ thread in fdinfo. With
+/* A plain ring: no SQPOLL in ring.flags, no SQ thread in fdinfo. (A
+ * transparent ring shows no SQPOLL in ring.flags either: the application
+ * sees the setup it asked for; only the kernel's fdinfo tells.) With
  * `whole_process`, no iou-sqp thread in the process either (only where the
  * program created no SQPOLL ring of its own). */
 static SQ_UNUSED void check_plain_ring_at(const char *file, int line,
@@ -80,18 +82,19 @@ static SQ_UNUSED void check_plain_ring_at(const char *file, int line,
 
 #define CHECK_PLAIN_RING(ring) check_plain_ring_at(__FILE__, __LINE__, (ring), 1)
 
-/* A transparent ring: SQPOLL in ring.flags and an SQ thread of this process
- * in fdinfo. Returns the thread's tid. */
+/* A transparent ring: ring.flags as the application asked (no SQPOLL) and
+ * an SQ thread of this process in fdinfo. Returns the thread's tid. */
 static SQ_UNUSED long check_transparent_ring_at(const char *file, int line,
 						struct io_uring *ring)
 {
 	long long end = now_ms() + 2000;
 	long tid = ring_sq_thread(ring->ring_fd);
 
-	if (!(ring->flags & IORING_SETUP_SQPOLL))
+	if (ring->flags & IORING_SETUP_SQPOLL)
 		sq_fail_at(file, line,
-			   "ring fd %d: ring.flags 0x%x lacks SQPOLL: RSURING_SQPOLL=1 did not "
-			   "give this ring a shared SQ thread", ring->ring_fd, ring->flags);
+			   "ring fd %d: ring.flags 0x%x shows SQPOLL: a transparent ring must "
+			   "look like the plain ring the application asked for",
+			   ring->ring_fd, ring->flags);
 	/* Until a new SQ thread first runs, fdinfo shows its creator's tid and
 	 * the thread its creator's comm. */
 	while (tid > 0 && !is_own_sqp_thread(tid) && now_ms() < end) {
