@@ -64,8 +64,10 @@ Description: liburing-compatible io_uring library with shared SQ polling
  rsuring takes the place of liburing (liburing.so.2, liburing 2.15's API
  and ABI) and adds per-CPU shared SQPOLL threads, batched completions and
  per-ring statistics. This package installs it beside Debian's liburing,
- in $libdir: programs keep using liburing until they are started with
- rsuring-run (one program) or rsuring-ldconfig on (the whole machine).
+ in its own directory:
+   $libdir
+ Programs keep using liburing until they are started with rsuring-run
+ (one program) or rsuring-ldconfig on (the whole machine).
 CONTROL
 
 # Turn the machine-wide switch off (a no-op when it is off) before the
