@@ -1,13 +1,14 @@
 # rsuring: build, install and uninstall it the way liburing's Makefile does.
 #
-#   make                      release build of the library (cargo)
+#   make                      release build of the library (cargo), if stale
 #   make install              build, then install under $(DESTDIR)$(prefix)
 #   make uninstall            remove exactly what `make install` installs
 #   make deb                  Debian package in target/deb/ (packaging/deb/build.sh)
 #
 # Variables (on the command line, as with liburing): DESTDIR, prefix
 # (/usr/local), exec_prefix, bindir, sbindir, libdir, includedir, datadir,
-# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL.
+# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO_ENGINE (the
+# engine to install; found in target/ or fio_engine/build/ by default).
 # libdir is $(prefix)/lib, or $(prefix)/lib/<multiarch triplet> when
 # prefix is /usr on a multiarch system (Debian), as Debian's liburing has it.
 
@@ -73,15 +74,19 @@ URING_HEADERS := $(wildcard include/liburing/*.h)
 UAPI_HEADERS := $(wildcard include/liburing/io_uring/*.h)
 HEADERS := $(TOP_HEADERS) $(URING_HEADERS) $(UAPI_HEADERS)
 MAN_PAGES := $(wildcard man/man3/*.3 man/man7/*.7)
-SCRIPTS := rsuring-run rsuring-ldconfig
+# What the library is built from: when any of it is newer than the library,
+# cargo runs again, so `make install` never installs an old build; when
+# nothing is, `sudo make install` after `make` needs no cargo (root often
+# has none).
+LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map tools/linker.sh \
+               $(wildcard .cargo/config.toml) $(shell find src include -type f)
 
-.PHONY: all build check-version install uninstall deb print-version
-all: build
+.PHONY: all check-version install uninstall deb print-version
+all: $(LIB_SO)
 
-# cargo decides what is stale; running it every time is what keeps
-# `make install` from installing an old library.
-build: check-version
+$(LIB_SO) $(LIB_A) &: $(LIB_SOURCES) | check-version
 	$(CARGO) build --release --lib
+	touch $(LIB_SO) $(LIB_A)
 
 # include/rsuring.h carries the version for C code; it must say what
 # Cargo.toml says, as a string and as numbers.
@@ -110,8 +115,8 @@ define pc
 	    packaging/pkgconfig.pc.in > $(1)
 endef
 
-install: build
-	@if [ -n "$(FIO_ENGINE)" ]; then sh fio_engine/build.sh; fi
+install: check-version $(LIB_SO) $(LIB_A)
+	@if [ -n "$(FIO_ENGINE)" ]; then RSURING_SKIP_CARGO=1 sh fio_engine/build.sh; fi
 	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
 	    $(DESTDIR)$(includedir)/liburing/io_uring \
 	    $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man7 \
@@ -155,8 +160,8 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/,$(patsubst man/%,%,$(MAN_PAGES)))
 	rm -f $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so
-	-rmdir $(DESTDIR)$(includedir)/liburing/io_uring $(DESTDIR)$(includedir)/liburing \
-	    $(DESTDIR)$(enginedir) 2>/dev/null
+	rmdir $(DESTDIR)$(includedir)/liburing/io_uring $(DESTDIR)$(includedir)/liburing \
+	    $(DESTDIR)$(enginedir) 2>/dev/null || true
 
 deb:
 	bash packaging/deb/build.sh

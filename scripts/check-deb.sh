@@ -139,6 +139,18 @@ first=$(ldconfig -C "$work/ld.so.cache" -p | awk '$1 == "liburing.so.2" { print 
 rsuring-ldconfig status | grep -q '^off:' || fail "rsuring-ldconfig status: not off"
 echo "  rsuring-ldconfig's entry ($conf_name) puts $first first (private cache); the machine's is untouched"
 
+engine=$libdir/fio/rsuring-engine.so
+if [ -f "$engine" ]; then
+	if readelf -d "$engine" | grep -q 'R.*PATH.*\$ORIGIN/\.\.'; then
+		resolved=$(ldd "$engine" | awk '$1 == "liburing.so.2" { print $3 }')
+		[ "$(readlink -f "$resolved")" = "$libdir/librsuring.so.$version" ] ||
+			fail "the packaged fio engine resolves liburing.so.2 to '$resolved'"
+		echo "  fio engine: packaged, resolves liburing.so.2 to the package's"
+	else
+		echo "  fio engine: packaged (its RUNPATH is not \$ORIGIN/..: resolution not checked)"
+	fi
+fi
+
 for page in 7:rsuring 3:rsuring_wait_batch_cqe 3:IORING_SETUP_SQPOLL_PERCPU; do
 	man -w "${page%%:*}" "${page#*:}" >/dev/null 2>&1 || fail "man ${page/:/ } not found"
 done

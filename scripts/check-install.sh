@@ -121,12 +121,12 @@ echo "  static (pkg-config --static liburing): links the tree's liburing.a, copy
 # shellcheck disable=SC2046
 cc $CFLAGS -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o "$work/ext-dyn" \
 	tests/install/ext_check.c $(pkg-config --cflags --libs rsuring)
-LD_LIBRARY_PATH=$lib "$work/ext-dyn" || fail "ext-dyn"
+LD_LIBRARY_PATH=$lib "$work/ext-dyn" >/dev/null || fail "ext-dyn"
 # shellcheck disable=SC2046
 cc $CFLAGS -static -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o "$work/ext-static" \
 	tests/install/ext_check.c $(pkg-config --static --cflags --libs rsuring) >"$work/ext.link" 2>&1 ||
 	{ cat "$work/ext.link" >&2; fail "ext-static did not link"; }
-"$work/ext-static" || fail "ext-static"
+"$work/ext-static" >/dev/null || fail "ext-static"
 echo "  extensions (pkg-config rsuring): dynamic and static ok"
 
 # ---- manual pages, fio engine --------------------------------------------------
