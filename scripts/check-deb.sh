@@ -58,7 +58,10 @@ dpkg_run() {
 	return 1
 }
 
-exec 9>/run/lock/rsuring-deb-check.lock
+# Take turns with other runs of this check (the package name is machine-wide)
+# through a flock on dpkg's database directory, which exists anyway, so no
+# lock file is left behind (dpkg itself locks other files, with fcntl).
+exec 9</var/lib/dpkg
 flock 9
 if dpkg-query -W -f='${Status}' rsuring 2>/dev/null | grep -q ' installed$'; then
 	skip "the rsuring package is installed already; this check would remove it"
