@@ -79,8 +79,14 @@ impl io_uring {
         let target = ring_fd::enter_target(self);
         let ret = if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             let view = transparent::SqView::of(self);
+            let from = self.sq.sqe_head;
             // SAFETY: forwarded contract.
-            unsafe { transparent::enter(&view, target, submit, wait_nr, flags, arg, sz) }
+            let ret =
+                unsafe { transparent::enter(&view, target, from, submit, wait_nr, flags, arg, sz) };
+            if ret > 0 {
+                self.sq.sqe_head = from.wrapping_add(ret as u32);
+            }
+            ret
         } else {
             // SAFETY: forwarded contract.
             unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) }
@@ -141,11 +147,11 @@ impl io_uring {
             self.sq.sqe_tail = 0;
             return tail;
         }
+        if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+            return self.flush_transparent();
+        }
         if self.sq.sqe_head != tail {
             if EXT {
-                if !self.may_publish() {
-                    return 0;
-                }
                 self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
                 if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
                     self.check_chains(self.sq.sqe_head, tail);
@@ -158,6 +164,30 @@ impl io_uring {
         }
         // SAFETY: khead points into the live SQ ring mapping.
         tail.wrapping_sub(unsafe { load(self.sq.khead, Ordering::Relaxed) })
+    }
+
+    /// [`Self::flush_sq`] for a transparent SQPOLL ring. The poller takes
+    /// what is published at once, so the published position (the kernel's
+    /// SQ tail, which only we write) and the submitted position differ:
+    /// `sq.sqe_head` stays where the SQEs submitted so far end, and the
+    /// next enter (see `transparent::enter`) submits from there, counting
+    /// them as a plain ring's enter would. Returns the SQEs to submit.
+    fn flush_transparent(&mut self) -> u32 {
+        let tail = self.sq.sqe_tail;
+        // SAFETY: ktail points into the live SQ ring mapping; only we write it.
+        let published = unsafe { load(self.sq.ktail, Ordering::Relaxed) };
+        if published != tail {
+            if !self.may_publish() {
+                return 0;
+            }
+            if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
+                self.check_chains(published, tail);
+            }
+            // Release: the SQE contents must be visible before the tail.
+            // SAFETY: as above.
+            unsafe { store(self.sq.ktail, tail, Ordering::Release) };
+        }
+        tail.wrapping_sub(self.sq.sqe_head)
     }
 
     /// Whether SQEs may be published to the kernel: not by a forked child

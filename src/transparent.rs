@@ -48,8 +48,8 @@ use crate::sys::{
     self, IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_R_DISABLED, IORING_SETUP_SINGLE_ISSUER,
-    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_TASKRUN_FLAG, IORING_SQ_NEED_WAKEUP,
-    NSIG_BYTES,
+    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND, IORING_SETUP_TASKRUN_FLAG,
+    IORING_SQ_NEED_WAKEUP, NSIG_BYTES,
 };
 
 /// Why a ring did not get (or a call was refused) transparent SQPOLL.
@@ -163,8 +163,11 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
     if flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF) != 0 {
         return Err(Refusal::SetupFlags);
     }
-    // COOP_TASKRUN and TASKRUN_FLAG: the kernel refuses them with SQPOLL.
-    let semantic = IORING_SETUP_ATTACH_WQ
+    // COOP_TASKRUN and TASKRUN_FLAG: the kernel refuses them with SQPOLL;
+    // SQ_REWIND restarts the SQ at index 0 on every submit, which only the
+    // submitting task can do.
+    let semantic = IORING_SETUP_SQ_REWIND
+        | IORING_SETUP_ATTACH_WQ
         | IORING_SETUP_COOP_TASKRUN
         | IORING_SETUP_TASKRUN_FLAG
         | IORING_SETUP_DEFER_TASKRUN
@@ -252,8 +255,8 @@ const SPINS_BEFORE_YIELD: u32 = 256;
 /// Yields between re-checks of a poller that may have gone back to sleep.
 const YIELDS_BEFORE_REWAKE: u32 = 4096;
 
-/// Hands the `n` SQEs after SQ head `head` to the poller and waits until it
-/// has consumed them. Wakes it at most once, unless it is found asleep again
+/// Hands the `n` SQEs after SQ position `head` to the poller and waits
+/// until it has consumed them. Wakes it at most once, unless it is found asleep again
 /// after a long wait. Returns 0, or the `-errno` of a failed wake-up.
 fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32) -> c_int {
     // The tail store must be visible to the poller before we look at
@@ -297,11 +300,18 @@ fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32) -> c_int {
 
 /// io_uring_enter on a transparent ring, with a plain ring's result.
 ///
+/// `from` is where the SQEs that earlier calls submitted end: the ones
+/// after it, up to the published tail, are this call's to submit (the
+/// poller may have taken some already; a plain ring's kernel would take
+/// them now, so they count now).
+///
 /// # Safety
 /// `arg`/`sz` must be valid for `flags`, as for io_uring_enter(2).
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn enter(
     view: &SqView,
     target: EnterTarget,
+    from: u32,
     to_submit: u32,
     min_complete: u32,
     flags: u32,
@@ -312,11 +322,10 @@ pub unsafe fn enter(
         refuse(Refusal::Fork);
         return -libc::EOWNERDEAD;
     }
-    let head = view.head();
-    let queued = view.tail().wrapping_sub(head);
+    let queued = view.tail().wrapping_sub(from);
     let submitted = to_submit.min(queued);
     if submitted != 0 {
-        let ret = hand_over(view, target, head, submitted);
+        let ret = hand_over(view, target, from, submitted);
         if ret < 0 {
             return ret;
         }
@@ -340,6 +349,8 @@ pub unsafe fn enter(
 struct FdEntry {
     fd: c_int,
     view: SqView,
+    /// Where the SQEs submitted through the exported io_uring_enter end.
+    submitted_to: u32,
 }
 
 /// The table survives fork: a child must still recognise its parent's
@@ -377,6 +388,7 @@ pub fn track(ring: &io_uring) {
     table.push(FdEntry {
         fd: ring.ring_fd,
         view: SqView::of(ring),
+        submitted_to: ring.sq.sqe_head,
     });
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
@@ -397,8 +409,10 @@ pub fn untrack(ring: &io_uring) {
 ///
 /// The fd number alone could have been closed and reused by the
 /// application, so the emulation only applies when the recorded ring has
-/// SQEs queued for this call; otherwise the kernel sees the call as made
-/// (for a transparent ring with nothing queued that is the same).
+/// SQEs published since the last call; otherwise the kernel sees the call
+/// as made (for a transparent ring with nothing queued that is the same).
+/// A program that mixes this with the library's submit functions on one
+/// ring may see those SQEs counted twice.
 ///
 /// # Safety
 /// `arg`/`sz` must be valid for `flags`, as for io_uring_enter(2).
@@ -410,18 +424,39 @@ pub unsafe fn enter_by_fd(
     arg: *const c_void,
     sz: usize,
 ) -> c_int {
-    let view =
+    let found =
         if FD_TABLE_LEN.load(Ordering::Acquire) == 0 || flags & IORING_ENTER_REGISTERED_RING != 0 {
             None
         } else {
             let table = FD_TABLE.lock();
-            table.iter().find(|e| e.fd as u32 == fd).map(|e| e.view)
+            table
+                .iter()
+                .find(|e| e.fd as u32 == fd)
+                .map(|e| (e.view, e.submitted_to))
         };
-    if let Some(view) = view {
-        let queued = view.tail().wrapping_sub(view.head());
+    if let Some((view, from)) = found {
+        let queued = view.tail().wrapping_sub(from);
         if view.in_other_process() || (to_submit != 0 && queued != 0) {
             // SAFETY: forwarded contract.
-            return unsafe { enter(&view, (fd, 0), to_submit, min_complete, flags, arg, sz) };
+            let ret = unsafe {
+                enter(
+                    &view,
+                    (fd, 0),
+                    from,
+                    to_submit,
+                    min_complete,
+                    flags,
+                    arg,
+                    sz,
+                )
+            };
+            if ret > 0 {
+                let mut table = FD_TABLE.lock();
+                if let Some(e) = table.iter_mut().find(|e| e.view.khead == view.khead) {
+                    e.submitted_to = from.wrapping_add(ret as u32);
+                }
+            }
+            return ret;
         }
     }
     // SAFETY: forwarded contract.
