@@ -37,9 +37,9 @@ __attribute__((constructor)) static void dropin_report_library(void)
 	Dl_info info;
 
 	if (dladdr((void *)io_uring_queue_init, &info) && info.dli_fname)
-		fprintf(stderr, "dropin: library %s\n", info.dli_fname);
+		fprintf(stderr, "library: %s\n", info.dli_fname);
 	else
-		fprintf(stderr, "dropin: library unknown\n");
+		fprintf(stderr, "library: unknown\n");
 }
 
 /* rsuring exports its extensions; liburing has none of them. */
