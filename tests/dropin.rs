@@ -64,7 +64,7 @@ fn outcome(name: &str, what: &str, run: &Run) -> bool {
 /// Debian header, run on liburing (must pass: the program is right about
 /// liburing), then on rsuring.
 fn on_both(name: &str, vars: &[(&str, &str)]) {
-    let bin = two_libs::build(&source(name), Header::Debian, "dropin_bin", name);
+    let bin = two_libs::build(&[source(name)], Header::Debian, "dropin_bin", name);
     let reference = two_libs::run(&bin, Lib::Liburing, vars, TIMEOUT);
     if !outcome(name, "Debian header, Debian's liburing", &reference) {
         return;
@@ -76,7 +76,7 @@ fn on_both(name: &str, vars: &[(&str, &str)]) {
 /// Our header (rsuring.h's extensions), run on rsuring.
 fn on_rsuring_with_our_header(name: &str, vars: &[(&str, &str)]) {
     let bin_name = format!("{name}.ours");
-    let bin = two_libs::build(&source(name), Header::Ours, "dropin_bin", &bin_name);
+    let bin = two_libs::build(&[source(name)], Header::Ours, "dropin_bin", &bin_name);
     let run = two_libs::run(&bin, Lib::Rsuring, vars, TIMEOUT);
     outcome(name, "our header, rsuring", &run);
 }

@@ -52,9 +52,12 @@ fn rsuring_dir() -> &'static Path {
     DIR.get_or_init(|| common::library_dir("two_libs_lib", &common::library()))
 }
 
-/// Compiles `src` into `<profile>/<bin_dir>/<name>` and returns the binary.
-pub fn build(src: &Path, header: Header, bin_dir: &str, name: &str) -> PathBuf {
-    assert!(src.is_file(), "{} does not exist", src.display());
+/// Compiles the C files `srcs` into `<profile>/<bin_dir>/<name>` and
+/// returns the binary.
+pub fn build(srcs: &[PathBuf], header: Header, bin_dir: &str, name: &str) -> PathBuf {
+    for src in srcs {
+        assert!(src.is_file(), "{} does not exist", src.display());
+    }
     if header == Header::Debian {
         assert!(
             Path::new(DEBIAN_HEADER).is_file(),
@@ -78,13 +81,13 @@ pub fn build(src: &Path, header: Header, bin_dir: &str, name: &str) -> PathBuf {
     ]);
     match header {
         Header::Debian => {
-            cmd.arg("-o").arg(&tmp).arg(src).arg("-luring");
+            cmd.arg("-o").arg(&tmp).args(srcs).arg("-luring");
         }
         Header::Ours => {
             cmd.arg(format!("-I{}", common::repo().join("include").display()));
             // DT_NEEDED becomes our SONAME, liburing.so.2; run() points the
             // loader at our file.
-            cmd.arg("-o").arg(&tmp).arg(src).arg(common::library());
+            cmd.arg("-o").arg(&tmp).args(srcs).arg(common::library());
         }
     }
     cmd.arg("-ldl");
@@ -98,8 +101,7 @@ pub fn build(src: &Path, header: Header, bin_dir: &str, name: &str) -> PathBuf {
         .unwrap_or_else(|e| panic!("running the C compiler ({shown}): {e}"));
     assert!(
         res.status.success(),
-        "compiling {} failed:\n{shown}\n{}{}",
-        src.display(),
+        "compiling {name} failed:\n{shown}\n{}{}",
         String::from_utf8_lossy(&res.stdout),
         String::from_utf8_lossy(&res.stderr)
     );
