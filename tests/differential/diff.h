@@ -79,6 +79,7 @@ void sec_setup_matrix(void);
 void sec_setup_other(void);
 void sec_submit_wait(void);
 void sec_mid_batch_failure(void);
+void sec_task_work(void);
 void sec_links_drain(void);
 void sec_timeouts(void);
 void sec_cancel(void);

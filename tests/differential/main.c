@@ -321,6 +321,7 @@ static const struct section sections[] = {
 	{ "setup_other", sec_setup_other, 0 },
 	{ "submit_wait", sec_submit_wait, 0 },
 	{ "mid_batch_failure", sec_mid_batch_failure, 0 },
+	{ "task_work", sec_task_work, 0 },
 	{ "links_drain", sec_links_drain, 0 },
 	{ "timeouts", sec_timeouts, 0 },
 	{ "cancel", sec_cancel, 0 },

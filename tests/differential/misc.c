@@ -7,6 +7,7 @@
 
 #include <sched.h>
 #include <sys/eventfd.h>
+#include <sys/wait.h>
 
 /* One NOP through @ring, reaped with a timeout. */
 static void round_trip(struct io_uring *ring, __u64 ud)
@@ -225,6 +226,40 @@ static void ring_fd_on(unsigned flags, const char *name)
 	io_uring_queue_exit(&ring);
 }
 
+/* A fork()ed child submits on its parent's SINGLE_ISSUER ring: the kernel
+ * refuses (the child is not the ring's task). (A plain ring shared with a
+ * child works, but leaves the parent's private SQ state behind the
+ * kernel's, which is the application's problem, not a library's.) */
+static void child_submits(unsigned flags, const char *name)
+{
+	struct io_uring ring;
+	int status = 0;
+	pid_t pid;
+
+	STEP(name);
+	say("-- a forked child submits on its parent's %s ring", name);
+	if (init_ring(&ring, 8, flags, "init") < 0)
+		return;
+	round_trip(&ring, 0x31);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		queue_nop(&ring, 0x32, 0);
+		show_ret("child: submit", io_uring_submit(&ring));
+		show_cqes(&ring, 0, 0, NULL);
+		fflush(stdout);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	say("child exit status %d", WIFEXITED(status) ? WEXITSTATUS(status)
+						       : -1);
+	say("parent: sq_ready=%u", io_uring_sq_ready(&ring));
+	show_cqes(&ring, 0, 200, NULL);
+	round_trip(&ring, 0x33);
+	io_uring_queue_exit(&ring);
+}
+
 #define SI_RINGS 8
 #define APP_RINGS 16
 
@@ -238,6 +273,7 @@ void sec_ring_fds(void)
 	ring_fd_on(IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER");
 	ring_fd_on(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
 		   "SINGLE_ISSUER|DEFER_TASKRUN");
+	child_submits(IORING_SETUP_SINGLE_ISSUER, "SINGLE_ISSUER");
 
 	STEP("the thread's 16 slots");
 	say("-- 8 SINGLE_ISSUER rings, then 16 rings that register their fd");

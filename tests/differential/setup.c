@@ -87,11 +87,22 @@ static void smoke(struct io_uring *ring)
 	} else if (ring->flags & IORING_SETUP_IOPOLL) {
 		show_ret("submit", io_uring_submit(ring));
 	} else {
+		struct io_uring_cqe *cqes[8];
+		unsigned n, i;
+
 		ret = io_uring_submit_and_wait(ring, 3);
 		show_ret("submit_and_wait(3)", ret);
 		say("cq_ready=%u", io_uring_cq_ready(ring));
+		/* The library's own walk of the CQ (CQE32 strides). */
+		n = io_uring_peek_batch_cqe(ring, cqes, 8);
+		say("peek_batch_cqe(8) = %u", n);
+		for (i = 0; i < n; i++)
+			show_cqe("  batch", cqes[i]);
+		io_uring_cq_advance(ring, n);
 	}
-	show_cqes(ring, 3, 2000, NULL);
+	show_cqes(ring,
+		  ring->flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL) ? 3 : 0,
+		  2000, NULL);
 }
 
 void sec_setup_matrix(void)

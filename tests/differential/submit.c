@@ -9,6 +9,7 @@
  */
 #include "diff.h"
 
+#include <poll.h>
 #include <signal.h>
 
 static void show_counts(struct io_uring *ring)
@@ -21,8 +22,11 @@ static void show_counts(struct io_uring *ring)
 /* Waits that return a CQE pointer: print the result and the CQE, and
  * mark it seen when there is one. */
 static void show_wait(struct io_uring *ring, const char *what, int ret,
-		      struct io_uring_cqe *cqe)
+		      struct io_uring_cqe **cqep)
 {
+	/* Read through the pointer: the wait (an argument) has run by now. */
+	struct io_uring_cqe *cqe = *cqep;
+
 	show_ret(what, ret);
 	show_cqe("  returned", cqe);
 	if (cqe && ret >= 0)
@@ -50,12 +54,12 @@ void sec_submit_wait(void)
 	show_ret("submit", io_uring_submit(&ring));
 	show_counts(&ring);
 	cqe = NULL;
-	show_wait(&ring, "wait_cqe", io_uring_wait_cqe(&ring, &cqe), cqe);
+	show_wait(&ring, "wait_cqe", io_uring_wait_cqe(&ring, &cqe), &cqe);
 	cqe = NULL;
-	show_wait(&ring, "peek_cqe", io_uring_peek_cqe(&ring, &cqe), cqe);
+	show_wait(&ring, "peek_cqe", io_uring_peek_cqe(&ring, &cqe), &cqe);
 	cqe = NULL;
 	show_wait(&ring, "peek_cqe (empty)", io_uring_peek_cqe(&ring, &cqe),
-		  cqe);
+		  &cqe);
 
 	STEP("submit_and_wait, wait_cqe_nr, peek_batch");
 	say("-- submit_and_wait 3, wait_cqe_nr 3, peek_batch_cqe");
@@ -112,13 +116,13 @@ void sec_submit_wait(void)
 	ts = ms_ts(10);
 	cqe = NULL;
 	show_wait(&ring, "wait_cqe_timeout(10 ms), empty",
-		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), cqe);
+		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
 	queue_nop(&ring, 0x41, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	ts = ms_ts(1000);
 	cqe = NULL;
 	show_wait(&ring, "wait_cqe_timeout(1 s), 1 ready",
-		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), cqe);
+		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
 
 	STEP("submit_and_wait_timeout");
 	say("-- submit_and_wait_timeout");
@@ -187,6 +191,74 @@ void sec_submit_wait(void)
 	show_cqes(&ring, 4, 1000, NULL);
 	show_ret("__io_uring_sqring_wait", __io_uring_sqring_wait(&ring));
 	io_uring_queue_exit(&ring);
+}
+
+/*
+ * A completion that arrives as task work (a poll woken by a write): when
+ * it reaches the CQ depends on the ring's mode and on which calls enter
+ * the kernel.
+ */
+static void task_work_on(unsigned flags, const char *name)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
+	struct io_uring_sqe *sqe;
+	struct io_uring ring;
+	char what[96], c;
+	int p[2];
+
+	say("-- task work, %s", name);
+	snprintf(what, sizeof(what), "init %s", name);
+	if (init_ring(&ring, 8, flags, what) < 0)
+		return;
+	make_pipe(p);
+	for (int round = 0; round < 3; round++) {
+		sqe = sqe_of(&ring);
+		io_uring_prep_poll_add(sqe, p[0], POLLIN);
+		io_uring_sqe_set_data64(sqe, 0x10 + (unsigned)round);
+		show_ret("submit poll", io_uring_submit(&ring));
+		if (write(p[1], "x", 1) != 1)
+			say("!! write to the pipe failed");
+		say("after the write: cq_ready=%u sq TASKRUN=%d",
+		    io_uring_cq_ready(&ring),
+		    !!(*ring.sq.kflags & IORING_SQ_TASKRUN));
+		cqe = NULL;
+		if (round == 0) {
+			show_wait(&ring, "peek_cqe", io_uring_peek_cqe(&ring, &cqe),
+				  &cqe);
+			show_ret("get_events", io_uring_get_events(&ring));
+			say("cq_ready=%u", io_uring_cq_ready(&ring));
+		} else if (round == 1) {
+			ts = ms_ts(1000);
+			show_wait(&ring, "wait_cqe_timeout(1 s)",
+				  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
+		} else {
+			queue_nop(&ring, 0x20, 0);
+			show_ret("submit a NOP", io_uring_submit(&ring));
+			say("cq_ready=%u", io_uring_cq_ready(&ring));
+			show_ret("submit_and_get_events (nothing queued)",
+				 io_uring_submit_and_get_events(&ring));
+			say("cq_ready=%u", io_uring_cq_ready(&ring));
+		}
+		show_cqes(&ring, round == 2 ? 2 : 0, 1000, NULL);
+		if (read(p[0], &c, 1) != 1)
+			say("!! read from the pipe failed");
+	}
+	close(p[0]);
+	close(p[1]);
+	io_uring_queue_exit(&ring);
+}
+
+void sec_task_work(void)
+{
+	task_work_on(0, "plain");
+	task_work_on(IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+		     "COOP_TASKRUN|TASKRUN_FLAG");
+	task_work_on(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		     "SINGLE_ISSUER|DEFER_TASKRUN");
+	task_work_on(IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+			     IORING_SETUP_TASKRUN_FLAG,
+		     "SINGLE_ISSUER|DEFER_TASKRUN|TASKRUN_FLAG");
 }
 
 /* Queues nop, bad, nop, nop (bad at @bad_at) with user_data base+1.. */
@@ -317,7 +389,7 @@ void sec_untimed_wait_after_bad_sqe(void)
 	for (i = 0; i < 4; i++) {
 		cqe = NULL;
 		ret = io_uring_wait_cqe(&ring, &cqe);
-		show_wait(&ring, "wait_cqe", ret, cqe);
+		show_wait(&ring, "wait_cqe", ret, &cqe);
 	}
 	io_uring_queue_exit(&ring);
 }
