@@ -107,6 +107,11 @@ fn ring_fd_slots() {
 #[test]
 fn sqpoll_fd_reuse() {
     on_both("sqpoll_fd_reuse", &[("RSURING_SQPOLL_PERCPU", "1")]);
+}
+
+/// The same, asking for the shared poller with IORING_SETUP_SQPOLL_PERCPU.
+#[test]
+fn sqpoll_fd_reuse_our_header() {
     on_rsuring_with_our_header("sqpoll_fd_reuse", &[]);
 }
 
