@@ -64,6 +64,9 @@ fn outcome(name: &str, what: &str, run: &Run) -> bool {
 /// Debian header, run on liburing (must pass: the program is right about
 /// liburing), then on rsuring.
 fn on_both(name: &str, vars: &[(&str, &str)]) {
+    if !two_libs::reference_available(&format!("dropin {name}")) {
+        return;
+    }
     let bin = two_libs::build(&[source(name)], Header::Debian, "dropin_bin", name);
     let reference = two_libs::run(&bin, Lib::Liburing, vars, TIMEOUT);
     if !outcome(name, "Debian header, Debian's liburing", &reference) {

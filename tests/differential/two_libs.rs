@@ -46,6 +46,21 @@ pub fn strict() -> bool {
     std::env::var("RSURING_STRICT").is_ok_and(|v| v == "1")
 }
 
+/// Whether Debian's liburing (the reference) is installed. Without it a
+/// test is skipped, which fails under `RSURING_STRICT=1`.
+pub fn reference_available(test: &str) -> bool {
+    if Path::new(DEBIAN_HEADER).is_file() {
+        return true;
+    }
+    assert!(
+        !strict(),
+        "{test}: {DEBIAN_HEADER} is missing (install liburing-dev, Debian's liburing); \
+         RSURING_STRICT=1 does not allow skipping"
+    );
+    println!("{test} ... skipped: no {DEBIAN_HEADER} (install liburing-dev)");
+    false
+}
+
 /// The directory whose `liburing.so.2` is our library.
 fn rsuring_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
