@@ -15,6 +15,16 @@ extern "C" {
 #endif
 
 /*
+ * rsuring's own version (liburing's API level is IO_URING_VERSION_MAJOR /
+ * _MINOR). Cargo.toml is the source: `make` fails when these disagree with
+ * it, and rsuring.pc reports the same version.
+ */
+#define RSURING_VERSION_MAJOR	0
+#define RSURING_VERSION_MINOR	1
+#define RSURING_VERSION_PATCH	0
+#define RSURING_VERSION		"0.1.0"
+
+/*
  * Setup flag (library level, never passed to the kernel): together with
  * IORING_SETUP_SQPOLL, the ring joins the process-wide shared SQ poller of
  * its CPU — sq_thread_cpu when IORING_SETUP_SQ_AFF is set, otherwise the

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The one test command (README "Test"): style, lints, the library, its Rust
-# and C tests, the layout check, the install check, and liburing's own test
-# suite run against rsuring. Exits non-zero if anything fails.
+# and C tests, the layout check, the fio engine, the install, manual pages
+# and Debian package checks, and liburing's own test suite run against
+# rsuring. Runs scripts/setup.sh first, which (as root) installs what is
+# missing, so it works on a fresh machine. Exits non-zero if anything fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+
+step "set-up: packages, deb-src entry, rustup components (scripts/setup.sh)"
+bash scripts/setup.sh
 
 step "cargo fmt --check"
 cargo fmt --check
@@ -28,11 +33,17 @@ RSURING_STATS=1 cargo test --release --test c_tests
 step "struct layouts: Debian liburing-dev header vs ours"
 bash c_tests/layout/check.sh
 
-step "install into a temporary prefix and build through pkg-config"
-bash scripts/check-install.sh
-
 step "fio engine: build fio 3.33 from Debian's source and the engine, verify runs, option errors"
 bash fio_engine/test.sh
+
+step "make install DESTDIR=... prefix=/usr: pkg-config builds (dynamic, -static, extensions) on the tree, uninstall"
+bash scripts/check-install.sh
+
+step "manual pages: mandoc -T lint, man -l, one page per extension and variable"
+bash scripts/check-man.sh
+
+step "Debian package: build, dpkg -i, qemu-img through rsuring-run, dpkg -r"
+bash scripts/check-deb.sh
 
 step "liburing 2.3 test suite linked to rsuring (Debian header, then ours)"
 bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers both

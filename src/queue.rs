@@ -18,6 +18,7 @@ use crate::sys::{
     IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
     NSIG_BYTES,
 };
+use crate::{ring_fd, sqpoll, transparent};
 
 /// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
 #[inline(always)]
@@ -59,8 +60,9 @@ impl io_uring {
         unsafe { sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz) }
     }
 
-    /// [`Self::enter`] for rings with an automatic ring fd registration or
-    /// statistics, kept out of line so plain rings pay one byte test.
+    /// [`Self::enter`] for rings with an automatic ring fd registration,
+    /// statistics or transparent SQPOLL, kept out of line so plain rings
+    /// pay one byte test.
     ///
     /// # Safety
     /// As for [`Self::enter`].
@@ -74,11 +76,22 @@ impl io_uring {
         arg: *const c_void,
         sz: usize,
     ) -> c_int {
-        let (fd, ring_flags) = self.enter_target();
-        let flags = flags | ring_flags;
-        // SAFETY: forwarded contract.
-        let ret = unsafe { sys::io_uring_enter2(fd, submit, wait_nr, flags, arg, sz) };
-        self.stats_enter(flags, ret);
+        let target = ring_fd::enter_target(self);
+        let ret = if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+            let view = transparent::SqView::of(self);
+            let from = self.sq.sqe_head;
+            // SAFETY: forwarded contract.
+            let ret =
+                unsafe { transparent::enter(&view, target, from, submit, wait_nr, flags, arg, sz) };
+            if ret > 0 {
+                self.sq.sqe_head = from.wrapping_add(ret as u32);
+            }
+            ret
+        } else {
+            // SAFETY: forwarded contract.
+            unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) }
+        };
+        self.stats_enter(flags | target.1, ret);
         ret
     }
 
@@ -134,9 +147,15 @@ impl io_uring {
             self.sq.sqe_tail = 0;
             return tail;
         }
+        if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+            return self.flush_transparent();
+        }
         if self.sq.sqe_head != tail {
             if EXT {
                 self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
+                if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
+                    self.check_chains(self.sq.sqe_head, tail);
+                }
             }
             self.sq.sqe_head = tail;
             // Release: the SQE contents must be visible before the tail.
@@ -145,6 +164,63 @@ impl io_uring {
         }
         // SAFETY: khead points into the live SQ ring mapping.
         tail.wrapping_sub(unsafe { load(self.sq.khead, Ordering::Relaxed) })
+    }
+
+    /// [`Self::flush_sq`] for a transparent SQPOLL ring. The poller takes
+    /// what is published at once, so the published position (the kernel's
+    /// SQ tail, which only we write) and the submitted position differ:
+    /// `sq.sqe_head` stays where the SQEs submitted so far end, and the
+    /// next enter (see `transparent::enter`) submits from there, counting
+    /// them as a plain ring's enter would. Returns the SQEs to submit.
+    fn flush_transparent(&mut self) -> u32 {
+        let tail = self.sq.sqe_tail;
+        // SAFETY: ktail points into the live SQ ring mapping; only we write it.
+        let published = unsafe { load(self.sq.ktail, Ordering::Relaxed) };
+        if published != tail {
+            if !self.may_publish() {
+                return 0;
+            }
+            if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
+                self.check_chains(published, tail);
+            }
+            // Release: the SQE contents must be visible before the tail.
+            // SAFETY: as above.
+            unsafe { store(self.sq.ktail, tail, Ordering::Release) };
+        }
+        tail.wrapping_sub(self.sq.sqe_head)
+    }
+
+    /// Whether SQEs may be published to the kernel: not by a forked child
+    /// on a transparent ring, whose poller would run them in the parent
+    /// (the enter that follows reports `-EOWNERDEAD`).
+    #[inline]
+    fn may_publish(&self) -> bool {
+        self.rs_flags & rs_flags::SQPOLL_TRANSPARENT == 0
+            || !transparent::SqView::of(self).in_other_process()
+    }
+
+    /// Looks for link chains longer than a shared poller takes of one ring
+    /// per round among the SQEs about to be published (`head..tail`).
+    fn check_chains(&mut self, head: u32, tail: u32) {
+        if self.rs_flags & rs_flags::LONG_CHAIN_NOTED != 0 && self.rs_flags & rs_flags::STATS == 0 {
+            return;
+        }
+        let mut run = 0u32;
+        let mut pos = head;
+        while pos != tail {
+            let idx = ((pos & self.sq.ring_mask) << self.sqe_shift()) as usize;
+            // SAFETY: idx is inside the SQE array; the SQE was handed out
+            // and filled by the application, which is submitting it now.
+            let flags = unsafe { (*self.sq.sqes.add(idx)).flags };
+            run += 1;
+            if flags & (sys::IOSQE_IO_LINK | sys::IOSQE_IO_HARDLINK) == 0 {
+                if run > sqpoll::SHARED_ROUND_SQES && sqpoll::long_chain_published(self, run) {
+                    self.stats_chain_split();
+                }
+                run = 0;
+            }
+            pos = pos.wrapping_add(1);
+        }
     }
 
     /// Whether submitting `submit` SQEs needs io_uring_enter; adds the
@@ -278,9 +354,15 @@ impl io_uring {
                 }
                 break;
             }
-            // The kernel took what it could: SQEs it did not take are not
-            // there (or one failed), so asking again would spin.
-            data.submit = 0;
+            // As liburing: what the kernel took is off the count, and a
+            // submission that stopped early (a failing SQE) is entered
+            // again for the rest. A call that took nothing means nothing
+            // is queued, so a count larger than the SQ holds cannot spin.
+            data.submit = if ret == 0 {
+                0
+            } else {
+                data.submit.saturating_sub(ret as u32)
+            };
             if !cqe.is_null() {
                 break;
             }
@@ -514,16 +596,17 @@ impl io_uring {
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     #[inline(always)]
     fn submit_with<const EXT: bool>(&mut self, wait_nr: u32, getevents: bool) -> c_int {
-        // SQEs handed out since the last submit (only the transparent SQPOLL
-        // path needs it; the compiler drops it elsewhere).
-        let fresh = self.sq.sqe_tail.wrapping_sub(self.sq.sqe_head);
+        if EXT && !self.may_publish() {
+            transparent::refuse(transparent::Refusal::Fork);
+            return -libc::EOWNERDEAD;
+        }
         let submitted = self.flush_sq_with::<EXT>();
         if EXT {
             self.stats_observe_cq();
         }
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
         let mut flags = 0;
-        let ret = if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
+        if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
             if cq_needs_enter {
                 flags |= IORING_ENTER_GETEVENTS;
             }
@@ -546,16 +629,7 @@ impl io_uring {
             }
         } else {
             submitted as c_int
-        };
-        if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
-            self.wait_sq_consumed();
-            // As on a plain ring: the SQEs this call submitted. (The poll
-            // thread may have taken them before `submitted` was read.)
-            if ret >= 0 {
-                return fresh as c_int;
-            }
         }
-        ret
     }
 
     /// Submission for rings using rsuring's extensions, out of line.
@@ -579,29 +653,6 @@ impl io_uring {
             return self.submit_ext(0, true);
         }
         self.submit_with::<false>(0, true)
-    }
-
-    /// For rings that got SQPOLL behind the application's back
-    /// (RSURING_SQPOLL=1): a program written for a plain ring may rely on
-    /// submit having consumed its SQEs (free SQ slots, inline completions
-    /// posted), so wait until the poll thread has taken them all.
-    #[cold]
-    fn wait_sq_consumed(&mut self) {
-        let tail = self.sq.sqe_tail;
-        let mut spins = 0u32;
-        // SAFETY: khead points into the live SQ ring mapping.
-        while unsafe { load(self.sq.khead, Ordering::Acquire) } != tail {
-            if self.sq_flags() & IORING_SQ_NEED_WAKEUP != 0 {
-                // SAFETY: no argument is passed.
-                unsafe { self.enter(0, 0, IORING_ENTER_SQ_WAKEUP, ptr::null(), NSIG_BYTES) };
-            }
-            spins += 1;
-            if spins < 128 {
-                core::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
     }
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.

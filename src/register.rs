@@ -1,18 +1,18 @@
-//! io_uring_register(2) wrappers: resources, eventfds, probes, ring fds.
+//! io_uring_register(2) wrappers: resources, eventfds, probes, buffer rings.
+//! (Registered ring fds are `crate::ring_fd`.)
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
 
-use crate::ring::{int_flags, io_uring, rs_flags};
+use crate::ring::{int_flags, io_uring};
 use crate::sys::{self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, io_uring_params};
 use crate::sys::{
     io_uring_file_index_range, io_uring_probe, io_uring_probe_op, io_uring_rsrc_register,
-    io_uring_rsrc_update, io_uring_rsrc_update2, IORING_FEAT_REG_REG_RING,
-    IORING_REGISTER_BUFFERS2, IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_ENABLE_RINGS,
-    IORING_REGISTER_FILES, IORING_REGISTER_FILES2, IORING_REGISTER_FILES_UPDATE2,
-    IORING_REGISTER_FILE_ALLOC_RANGE, IORING_REGISTER_PBUF_RING, IORING_REGISTER_PROBE,
-    IORING_REGISTER_RING_FDS, IORING_REGISTER_USE_REGISTERED_RING, IORING_RSRC_REGISTER_SPARSE,
-    IORING_UNREGISTER_PBUF_RING, IORING_UNREGISTER_RING_FDS,
+    io_uring_rsrc_update, io_uring_rsrc_update2, IORING_REGISTER_BUFFERS2,
+    IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_ENABLE_RINGS, IORING_REGISTER_FILES,
+    IORING_REGISTER_FILES2, IORING_REGISTER_FILES_UPDATE2, IORING_REGISTER_FILE_ALLOC_RANGE,
+    IORING_REGISTER_PBUF_RING, IORING_REGISTER_PROBE, IORING_REGISTER_USE_REGISTERED_RING,
+    IORING_RSRC_REGISTER_SPARSE, IORING_UNREGISTER_PBUF_RING,
 };
 
 /// Registers through the ring's registered index when the kernel allows it,
@@ -202,163 +202,6 @@ pub unsafe fn files_update(ring: &io_uring, off: u32, files: *const c_int, nr: u
     }
 }
 
-/// `io_uring_register_ring_fd`: lets io_uring_enter use a registered index
-/// instead of an fd (saves the fd table lookup on every call).
-pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
-        if ring.on_owner_thread() {
-            // Registered already by the library in this thread: from now on
-            // it is the application's registration, as if this call made it.
-            ring.rs_flags &= !rs_flags::AUTO_REG;
-            auto_registration_ended();
-            if ring.features & IORING_FEAT_REG_REG_RING != 0 {
-                ring.int_flags |= int_flags::REG_REG_RING;
-            }
-            return 1;
-        }
-        // Another thread: registrations are per thread, so make the one the
-        // application asked for here. (The library's stays with its owner
-        // thread until that thread exits.)
-        ring.rs_flags &= !rs_flags::AUTO_REG;
-        ring.int_flags &= !int_flags::REG_RING;
-        ring.enter_ring_fd = ring.ring_fd;
-    }
-    if ring.int_flags & int_flags::REG_RING != 0 {
-        return -libc::EEXIST;
-    }
-    let mut up = io_uring_rsrc_update {
-        offset: u32::MAX,
-        resv: 0,
-        data: ring.ring_fd as u64,
-    };
-    // SAFETY: `up` is a valid rsrc_update for one entry.
-    let ret = unsafe {
-        do_register(
-            ring,
-            IORING_REGISTER_RING_FDS,
-            ptr::from_mut(&mut up).cast(),
-            1,
-        )
-    };
-    if ret == 1 {
-        ring.enter_ring_fd = up.offset as c_int;
-        ring.int_flags |= int_flags::REG_RING;
-        if ring.features & IORING_FEAT_REG_REG_RING != 0 {
-            ring.int_flags |= int_flags::REG_REG_RING;
-        }
-    }
-    ret
-}
-
-/// `io_uring_unregister_ring_fd`.
-pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.int_flags & int_flags::REG_RING == 0 || ring.rs_flags & rs_flags::AUTO_REG != 0 {
-        // Never registered, as far as the application knows.
-        return -libc::EINVAL;
-    }
-    release_ring_fd(ring)
-}
-
-/// Drops the ring fd registration, whoever made it.
-fn release_ring_fd(ring: &mut io_uring) -> c_int {
-    let up = io_uring_rsrc_update {
-        offset: ring.enter_ring_fd as u32,
-        resv: 0,
-        data: 0,
-    };
-    // SAFETY: `up` is a valid rsrc_update for one entry.
-    let ret = unsafe {
-        do_register(
-            ring,
-            IORING_UNREGISTER_RING_FDS,
-            ptr::from_ref(&up).cast(),
-            1,
-        )
-    };
-    if ret == 1 {
-        ring.enter_ring_fd = ring.ring_fd;
-        ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
-        ring.rs_flags &= !rs_flags::AUTO_REG;
-    }
-    ret
-}
-
-/// The kernel's table of registered ring fds has 16 slots per thread; the
-/// library takes at most half, so an application that registers rings
-/// itself still finds room.
-const AUTO_REGISTER_MAX: u8 = 8;
-
-thread_local! {
-    /// Automatic registrations this thread holds.
-    static AUTO_REGISTERED: core::cell::Cell<u8> = const { core::cell::Cell::new(0) };
-}
-
-/// An automatic registration stops being the library's (released, or
-/// adopted by the application); called on the owner thread.
-fn auto_registration_ended() {
-    AUTO_REGISTERED.set(AUTO_REGISTERED.get().saturating_sub(1));
-}
-
-/// Registers the fd of a single-issuer ring on the application's behalf.
-///
-/// Registered ring fds belong to the registering thread, so this is only
-/// done where the application declared the ring single-task
-/// (IORING_SETUP_SINGLE_ISSUER, which DEFER_TASKRUN implies): only one task
-/// may submit to it. Calls from any other thread still go through the fd
-/// (`io_uring::enter_target`). Each io_uring_enter of the owner then skips
-/// the fd-table lookup (and, in multi-threaded processes, a reference count
-/// round trip). Failure (table full, old kernel) is silent.
-pub fn auto_register_ring_fd(ring: &mut io_uring) {
-    if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
-        return;
-    }
-    if AUTO_REGISTERED.get() >= AUTO_REGISTER_MAX {
-        return;
-    }
-    if register_ring_fd(ring) == 1 {
-        AUTO_REGISTERED.set(AUTO_REGISTERED.get() + 1);
-        ring.rs_flags |= rs_flags::AUTO_REG;
-        // io_uring_register may be called from any thread; keep it on the fd.
-        ring.int_flags &= !int_flags::REG_REG_RING;
-        ring.set_owner_thread();
-    }
-}
-
-/// Drops the ring fd registration at teardown. A registration the library
-/// made is only dropped from the thread that made it: from any other thread
-/// the same index names that thread's own registrations. (The kernel drops
-/// it when the owner thread exits.)
-pub fn release_ring_fd_at_exit(ring: &mut io_uring) {
-    if ring.int_flags & int_flags::REG_RING == 0 {
-        return;
-    }
-    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
-        if !ring.on_owner_thread() {
-            return;
-        }
-        auto_registration_ended();
-    }
-    release_ring_fd(ring);
-}
-
-/// `io_uring_close_ring_fd`: keep only the registered index.
-pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
-    if ring.features & IORING_FEAT_REG_REG_RING == 0 {
-        return -libc::EOPNOTSUPP;
-    }
-    if ring.int_flags & int_flags::REG_RING == 0 || ring.rs_flags & rs_flags::AUTO_REG != 0 {
-        return -libc::EINVAL;
-    }
-    if ring.ring_fd == -1 {
-        return -libc::EBADF;
-    }
-    // Without its fd the ring can no longer anchor its poller group.
-    crate::sqpoll::leave(ring);
-    sys::close(ring.ring_fd);
-    ring.ring_fd = -1;
-    1
-}
-
 /// `io_uring_enable_rings`.
 pub fn enable_rings(ring: &io_uring) -> c_int {
     // SAFETY: no argument.
@@ -382,9 +225,9 @@ pub fn file_alloc_range(ring: &io_uring, off: u32, len: u32) -> c_int {
 /// Number of opcode slots a probe asks for (the kernel's opcode space).
 const PROBE_OPS: usize = 256;
 
-/// `io_uring_get_probe_ring`: a malloc()ed probe (free with free() or
-/// io_uring_free_probe), or NULL.
-pub fn get_probe_ring(ring: &io_uring) -> *mut io_uring_probe {
+/// A malloc()ed probe filled by `register` (given the probe and its room
+/// in ops), or NULL.
+fn alloc_probe(register: impl FnOnce(*mut c_void, u32) -> c_int) -> *mut io_uring_probe {
     let len = core::mem::size_of::<io_uring_probe>()
         + PROBE_OPS * core::mem::size_of::<io_uring_probe_op>();
     // SAFETY: calloc has no preconditions; the result is checked.
@@ -392,9 +235,7 @@ pub fn get_probe_ring(ring: &io_uring) -> *mut io_uring_probe {
     if probe.is_null() {
         return probe;
     }
-    // SAFETY: `probe` has room for PROBE_OPS ops.
-    let ret = unsafe { do_register(ring, IORING_REGISTER_PROBE, probe.cast(), PROBE_OPS as u32) };
-    if ret < 0 {
+    if register(probe.cast(), PROBE_OPS as u32) < 0 {
         // SAFETY: allocated above with calloc.
         unsafe { libc::free(probe.cast()) };
         return ptr::null_mut();
@@ -402,15 +243,28 @@ pub fn get_probe_ring(ring: &io_uring) -> *mut io_uring_probe {
     probe
 }
 
-/// `io_uring_get_probe`: probes with a temporary ring.
+/// `io_uring_get_probe_ring`: a malloc()ed probe (free with free() or
+/// io_uring_free_probe), or NULL.
+pub fn get_probe_ring(ring: &io_uring) -> *mut io_uring_probe {
+    // SAFETY: the probe has room for the ops passed.
+    alloc_probe(|probe, ops| unsafe { do_register(ring, IORING_REGISTER_PROBE, probe, ops) })
+}
+
+/// `io_uring_get_probe`: probes with a throw-away kernel ring that is never
+/// mapped and never sees the library's policy (no SQ thread, no
+/// registration, no statistics).
 pub fn get_probe() -> *mut io_uring_probe {
-    let mut ring = io_uring::zeroed();
     let mut p = io_uring_params::default();
-    if crate::setup::queue_init_params(2, &mut ring, &mut p) < 0 {
+    // SAFETY: `p` is a valid, writable params struct.
+    let fd = unsafe { sys::io_uring_setup(2, &mut p) };
+    if fd < 0 {
         return ptr::null_mut();
     }
-    let probe = get_probe_ring(&ring);
-    crate::setup::queue_exit(&mut ring);
+    // SAFETY: the probe has room for the ops passed; `fd` is our ring.
+    let probe = alloc_probe(|probe, ops| unsafe {
+        sys::io_uring_register(fd as u32, IORING_REGISTER_PROBE, probe, ops)
+    });
+    sys::close(fd);
     probe
 }
 

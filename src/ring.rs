@@ -37,12 +37,19 @@ pub mod rs_flags {
     /// rsuring registered the ring fd by itself (SINGLE_ISSUER rings); the
     /// application did not ask for it and must not see it.
     pub const AUTO_REG: u8 = 2;
-    /// SQPOLL was added by RSURING_SQPOLL=1, not asked for.
+    /// SQPOLL was added by RSURING_SQPOLL=1, not asked for: the kernel
+    /// ring has an SQ thread, `io_uring::flags` shows the plain setup the
+    /// application asked for, and every enter goes through
+    /// `crate::transparent`.
     pub const SQPOLL_TRANSPARENT: u8 = 4;
     /// Statistics are on (`io_uring_cq::ext` is set).
     pub const STATS: u8 = 8;
+    /// A link chain longer than the kernel's per-round limit of a shared
+    /// poller was seen on this ring (and the process-wide note printed):
+    /// without statistics, its later submissions skip the scan.
+    pub const LONG_CHAIN_NOTED: u8 = 16;
     /// Extensions an io_uring_enter has to look at.
-    pub const ENTER_SLOW: u8 = AUTO_REG | STATS;
+    pub const ENTER_SLOW: u8 = AUTO_REG | STATS | SQPOLL_TRANSPARENT;
 }
 
 /// `struct io_uring_sq`.
@@ -64,8 +71,9 @@ pub struct io_uring_sq {
     pub ring_mask: u32,
     pub ring_entries: u32,
     pub sqes_sz: u32,
-    /// liburing's `pad`: low half of the owner thread (see `io_uring::owner_hi`).
-    pub owner_lo: u32,
+    /// liburing's `pad`: low half of the ring's automatic registration
+    /// token (see `crate::ring_fd`).
+    pub reg_token_lo: u32,
 }
 
 /// `struct io_uring_cq`.
@@ -102,11 +110,11 @@ pub struct io_uring {
     /// liburing's `pad[0]`: rsuring's own flags (see [`rs_flags`]).
     pub rs_flags: u8,
     /// liburing's `pad[1..3]`: the process generation (fork count, see
-    /// [`fork_generation`]) in which the ring fd was registered automatically.
-    pub owner_fork_gen: u16,
-    /// liburing's `pad2`: with `sq.owner_lo`, the pthread that registered
-    /// the ring fd on the application's behalf (see `rs_flags::AUTO_REG`).
-    pub owner_hi: u32,
+    /// [`fork_generation`]) that created the ring; a transparent SQPOLL
+    /// ring refuses submissions from any other (see `crate::transparent`).
+    pub fork_gen: u16,
+    /// liburing's `pad2`: high half of the automatic registration token.
+    pub reg_token_hi: u32,
 }
 
 const _: () = {
@@ -118,8 +126,8 @@ const _: () = {
     assert!(core::mem::offset_of!(io_uring_cq, ext) == 80);
 };
 
-/// Counts fork()s (in the child): a forked child's thread has the parent's
-/// pthread id but none of its registered ring fds.
+/// Counts fork()s (in the child): a forked child shares its parent's ring
+/// memory but not its SQ poll threads.
 static FORK_GENERATION: AtomicU16 = AtomicU16::new(0);
 
 extern "C" fn after_fork_in_child() {
@@ -182,42 +190,6 @@ impl io_uring {
     #[inline(always)]
     pub fn cqe_shift(&self) -> u32 {
         (self.flags & IORING_SETUP_CQE32 != 0) as u32
-    }
-
-    /// Records the calling thread as the owner of an automatic ring fd
-    /// registration.
-    pub fn set_owner_thread(&mut self) {
-        self.owner_fork_gen = fork_generation();
-        // SAFETY: pthread_self has no preconditions.
-        let me = unsafe { libc::pthread_self() } as u64;
-        self.sq.owner_lo = me as u32;
-        self.owner_hi = (me >> 32) as u32;
-    }
-
-    /// Whether the calling thread registered the ring fd automatically.
-    #[inline(always)]
-    pub fn on_owner_thread(&self) -> bool {
-        // SAFETY: pthread_self has no preconditions.
-        let me = unsafe { libc::pthread_self() } as u64;
-        me == ((self.owner_hi as u64) << 32 | self.sq.owner_lo as u64)
-            && self.owner_fork_gen == fork_generation()
-    }
-
-    /// The fd (or registered index) and flags every io_uring_enter of this
-    /// ring uses. A registration the library made on its own is per thread,
-    /// so any other thread goes through the plain fd, as it would have.
-    #[inline(always)]
-    pub fn enter_target(&self) -> (u32, u32) {
-        if self.rs_flags & rs_flags::AUTO_REG != 0 && !self.on_owner_thread() {
-            return (
-                self.ring_fd as u32,
-                (self.int_flags & int_flags::NO_IOWAIT) as u32,
-            );
-        }
-        (
-            self.enter_ring_fd as u32,
-            (self.int_flags & int_flags::ENTER_MASK) as u32,
-        )
     }
 
     /// The SQ ring flags the kernel publishes.

@@ -1,4 +1,6 @@
-//! Ring creation, mapping and teardown.
+//! Ring mapping: creating a kernel ring and mapping its memory, unmapping
+//! it, and the sizes and layouts involved. No policy lives here (see
+//! `crate::lifecycle` for what init and exit add on top).
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
@@ -283,8 +285,9 @@ unsafe fn alloc_app_rings(
     Ok(used)
 }
 
-/// Creates a ring into `ring`. Returns the bytes of application memory used
-/// (NO_MMAP with `buf`), otherwise 0; or `-errno`, leaving `ring` zeroed.
+/// Creates a kernel ring and maps it into `ring`. Returns the bytes of
+/// application memory used (NO_MMAP with `buf`), otherwise 0; or `-errno`,
+/// leaving `ring` zeroed.
 ///
 /// IORING_SETUP_NO_SQARRAY is used only when the application asks for it.
 /// liburing 2.6+ adds it by default, but binaries built against older
@@ -293,7 +296,7 @@ unsafe fn alloc_app_rings(
 ///
 /// # Safety
 /// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
-pub unsafe fn init_with_params(
+pub unsafe fn map_new_ring(
     entries: u32,
     ring: &mut io_uring,
     p: &mut io_uring_params,
@@ -364,57 +367,14 @@ pub unsafe fn init_with_params(
     if p.flags & (IORING_SETUP_IOPOLL | IORING_SETUP_SQPOLL) == IORING_SETUP_IOPOLL {
         ring.int_flags |= int_flags::CQ_ENTER;
     }
-    if p.flags & crate::sys::IORING_SETUP_SINGLE_ISSUER != 0 {
-        crate::register::auto_register_ring_fd(ring);
-    }
     used as c_int
 }
 
-/// `io_uring_queue_init_params`.
-pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
-    // SAFETY: no application buffer is passed.
-    let ret = unsafe { crate::sqpoll::init(entries, ring, p, ptr::null_mut(), 0) };
-    crate::stats::on_ring_created(ring, ret);
-    ret.min(0)
-}
-
-/// `rsuring_queue_init_batched`: the best kernel-side completion batching
-/// the kernel offers, without SQPOLL.
-pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_int {
-    use crate::sys::{
-        IORING_SETUP_COOP_TASKRUN, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_SINGLE_ISSUER,
-        IORING_SETUP_TASKRUN_FLAG,
-    };
-    let tries: &[u32] = if flags & IORING_SETUP_SQPOLL != 0 {
-        &[0]
-    } else {
-        &[
-            // TASKRUN_FLAG: the kernel flags pending completion work in the
-            // SQ ring, so a non-blocking peek knows to enter for it.
-            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-            IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-            0,
-        ]
-    };
-    let mut ret = -libc::EINVAL;
-    for extra in tries {
-        let mut p = io_uring_params {
-            flags: flags | extra,
-            ..Default::default()
-        };
-        ret = queue_init_params(entries, ring, &mut p);
-        if ret != -libc::EINVAL {
-            break;
-        }
-    }
-    ret
-}
-
-/// `io_uring_queue_mmap`: maps the rings of an fd the caller set up itself.
+/// Maps the rings of an fd the caller set up itself (`io_uring_queue_mmap`).
 ///
 /// # Safety
 /// `p` must be what io_uring_setup returned for `fd`.
-pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
+pub unsafe fn map_existing_ring(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
     *ring = io_uring::zeroed();
     // Mapping some other kind of file at the ring offsets would "work" and
     // fault on first use; an empty io_uring_enter tells an io_uring fd
@@ -431,7 +391,6 @@ pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) ->
         ring.features = p.features;
         ring.ring_fd = fd;
         ring.enter_ring_fd = fd;
-        crate::stats::on_ring_created(ring, 0);
     } else {
         *ring = io_uring::zeroed();
     }
@@ -442,7 +401,7 @@ pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) ->
 ///
 /// # Safety
 /// The ring must not be used afterwards.
-unsafe fn release_memory(ring: &mut io_uring) {
+pub unsafe fn release_memory(ring: &mut io_uring) {
     if ring.int_flags & int_flags::APP_MEM != 0 {
         return;
     }
@@ -453,25 +412,6 @@ unsafe fn release_memory(ring: &mut io_uring) {
         }
         unmap_rings(&ring.sq, &ring.cq);
     }
-}
-
-/// `io_uring_queue_exit`. Safe to call twice: the second call finds a
-/// zeroed ring and does nothing.
-pub fn queue_exit(ring: &mut io_uring) {
-    if ring.sq.ring_ptr.is_null() && ring.sq.sqes.is_null() {
-        return;
-    }
-    ring.release_ext();
-    // SAFETY: the application hands the ring back; nothing uses it after.
-    unsafe { release_memory(ring) };
-    crate::sqpoll::leave(ring);
-    crate::register::release_ring_fd_at_exit(ring);
-    if ring.ring_fd >= 0 {
-        sys::close(ring.ring_fd);
-    }
-    *ring = io_uring::zeroed();
-    ring.ring_fd = -1;
-    ring.enter_ring_fd = -1;
 }
 
 /// `io_uring_ring_dontfork`: keep the ring mappings out of fork()ed children.
@@ -515,36 +455,20 @@ pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
 }
 
 /// `io_uring_mlock_size_params`: locked memory a ring needs; 0 on kernels
-/// that charge rings to the memory cgroup instead (5.12+).
+/// that charge rings to the memory cgroup instead (5.12+). The kernel's
+/// features come from a throw-away ring that is never mapped and never
+/// sees the library's policy.
 pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
     let mut probe_params = io_uring_params::default();
-    let mut ring = io_uring::zeroed();
-    if queue_init_params(entries, &mut ring, &mut probe_params) == 0 {
-        queue_exit(&mut ring);
-    }
-    if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
-        return 0;
+    // SAFETY: `probe_params` is a valid, writable params struct.
+    let fd = unsafe { sys::io_uring_setup(entries.max(1), &mut probe_params) };
+    if fd >= 0 {
+        sys::close(fd);
+        if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
+            return 0;
+        }
     }
     memory_size_params(entries, p)
-}
-
-/// `io_uring_queue_init_mem`: the rings live in `buf` (the application's
-/// memory, e.g. a huge page). Returns the bytes used, or `-errno`.
-///
-/// # Safety
-/// `buf` must be `buf_size` writable bytes that outlive the ring.
-pub unsafe fn queue_init_mem(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    p.flags |= IORING_SETUP_NO_MMAP;
-    // SAFETY: forwarded contract.
-    let ret = unsafe { crate::sqpoll::init(entries, ring, p, buf, buf_size) };
-    crate::stats::on_ring_created(ring, ret);
-    ret
 }
 
 /// The layout of rings after IORING_REGISTER_RESIZE_RINGS. The kernel's
@@ -565,53 +489,34 @@ fn resized_layout(ring: &io_uring, reply: &io_uring_params) -> io_uring_params {
     layout
 }
 
-/// `io_uring_resize_rings`: asks the kernel for new SQ/CQ sizes, maps the
-/// new rings and carries the library's state over. `p->flags` is cleared
-/// afterwards, as liburing does.
-pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
-    if ring.flags & IORING_SETUP_NO_MMAP != 0 {
-        return -libc::EINVAL;
+/// Maps the rings again after a successful IORING_REGISTER_RESIZE_RINGS
+/// (`reply` is what the kernel wrote back) and carries the library's state
+/// over: the SQE indices and the side data kept in liburing's padding.
+pub fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
+    let layout = resized_layout(ring, reply);
+    let mut fresh = io_uring::zeroed();
+    // SAFETY: `layout` describes the resized rings of this ring's fd.
+    let ret = unsafe { map_rings(ring.ring_fd, &layout, &mut fresh.sq, &mut fresh.cq) };
+    if ret != 0 {
+        return ret;
     }
-    p.sq_off = Default::default();
-    p.cq_off = Default::default();
-    // SAFETY: `p` is a valid params struct for the kernel to fill.
-    let mut ret = unsafe {
-        crate::register::do_register(
-            ring,
-            crate::sys::IORING_REGISTER_RESIZE_RINGS,
-            ptr::from_mut(p).cast(),
-            1,
-        )
-    };
-    if ret >= 0 {
-        let layout = resized_layout(ring, p);
-        let mut fresh = io_uring::zeroed();
-        // SAFETY: `layout` describes the resized rings of this ring's fd.
-        ret = unsafe { map_rings(ring.ring_fd, &layout, &mut fresh.sq, &mut fresh.cq) };
-        if ret == 0 {
-            let old_sqes = (ring.sq.sqes, ring.sq.sqes_sz as usize);
-            // SAFETY: the old mappings are replaced below and never used again.
-            unsafe {
-                sys::munmap(old_sqes.0.cast(), old_sqes.1);
-                unmap_rings(&ring.sq, &ring.cq);
-            }
-            // Carry over what is ours, not the kernel's: the SQE indices
-            // and the side data kept in liburing's padding.
-            fresh.sq.sqe_head = ring.sq.sqe_head;
-            fresh.sq.sqe_tail = ring.sq.sqe_tail;
-            fresh.sq.owner_lo = ring.sq.owner_lo;
-            fresh.cq.ext = ring.cq.ext;
-            ring.sq = fresh.sq;
-            ring.cq = fresh.cq;
-            ring.stats_ring_moved();
-            if ring.flags & IORING_SETUP_NO_SQARRAY == 0 {
-                for i in 0..ring.sq.ring_entries {
-                    // SAFETY: the new array has ring_entries slots.
-                    unsafe { *ring.sq.array.add(i as usize) = i };
-                }
-            }
+    // SAFETY: the old mappings are replaced below and never used again.
+    unsafe {
+        sys::munmap(ring.sq.sqes.cast(), ring.sq.sqes_sz as usize);
+        unmap_rings(&ring.sq, &ring.cq);
+    }
+    fresh.sq.sqe_head = ring.sq.sqe_head;
+    fresh.sq.sqe_tail = ring.sq.sqe_tail;
+    fresh.sq.reg_token_lo = ring.sq.reg_token_lo;
+    fresh.cq.ext = ring.cq.ext;
+    ring.sq = fresh.sq;
+    ring.cq = fresh.cq;
+    ring.stats_ring_moved();
+    if ring.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        for i in 0..ring.sq.ring_entries {
+            // SAFETY: the new array has ring_entries slots.
+            unsafe { *ring.sq.array.add(i as usize) = i };
         }
     }
-    p.flags = 0;
-    ret
+    0
 }

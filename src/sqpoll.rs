@@ -4,25 +4,31 @@
 //! The kernel shares an SQ thread between SQPOLL rings of one process when a
 //! ring is created with IORING_SETUP_ATTACH_WQ and `wq_fd` naming a live ring
 //! that already has one. This module keeps, per CPU (or for the one unbound
-//! group), the fds of the live member rings, so a new ring can attach to any
-//! of them, and the group survives its first ring closing.
+//! group), the live member rings, so a new ring can attach to any of them,
+//! and the group survives its first ring closing.
+//!
+//! A member is known by its fd and its mapping, and the registry never
+//! trusts the fd number alone: the application may close a member's fd and
+//! the number may come back as another ring. Before a member anchors a new
+//! ring, the kernel is asked which SQ thread that fd's ring has
+//! (`/proc/self/fdinfo/FD`: `SqThread`, `SqThreadCpu`); a member whose fd
+//! no longer leads to the group's thread is dropped.
 //!
 //! The registry is process-wide and guarded by a lock that only ring setup,
 //! exit and queries take, never the submit/complete paths. A ring that
 //! belongs to a group is marked by `rs_flags::SQPOLL_SHARED` in its own
 //! `struct io_uring`, so exit knows to leave without a lookup for other rings.
 
-use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
-use core::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
 
-use crate::ring::{io_uring, rs_flags};
+use crate::lock::ForkSafeLock;
+use crate::ring::{fork_generation, io_uring, rs_flags};
 use crate::setup;
 use crate::sys::{
-    io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_R_DISABLED,
-    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
+    io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
 };
+use crate::transparent::{self, Refusal};
 
 /// Library-level setup flag (never passed to the kernel): join the shared
 /// poller of the ring's CPU. Requires IORING_SETUP_SQPOLL.
@@ -106,13 +112,32 @@ pub fn cpu_online(cpu: u32) -> bool {
     }
 }
 
-/// One shared poller: the live rings attached to its SQ thread.
+/// A member ring: its fd and, to tell it from a ring that later got the
+/// same fd number, the address of its SQ head word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Member {
+    fd: c_int,
+    khead: usize,
+}
+
+impl Member {
+    fn of(ring: &io_uring) -> Self {
+        Member {
+            fd: ring.ring_fd,
+            khead: ring.sq.khead as usize,
+        }
+    }
+}
+
+/// One shared poller: its SQ thread and the live rings attached to it.
 #[derive(Debug)]
 struct Group {
     /// The CPU the thread is bound to; None for the unbound group.
     cpu: Option<u32>,
-    /// Ring fds of the live members; any of them can anchor a new ring.
-    members: Vec<c_int>,
+    /// The SQ thread's id as the kernel reports it in fdinfo (None if the
+    /// kernel did not say).
+    sq_thread: Option<i32>,
+    members: Vec<Member>,
 }
 
 #[derive(Debug, Default)]
@@ -132,95 +157,38 @@ impl Registry {
             .map_or(0, |g| g.members.len())
     }
 
-    fn add(&mut self, cpu: Option<u32>, fd: c_int) {
-        match self.group_mut(cpu) {
-            Some(g) => g.members.push(fd),
-            None => self.groups.push(Group {
-                cpu,
-                members: vec![fd],
-            }),
-        }
-    }
-
-    fn remove(&mut self, fd: c_int) {
+    fn remove(&mut self, member: Member) {
         for g in &mut self.groups {
-            g.members.retain(|&m| m != fd);
+            g.members.retain(|&m| m != member);
         }
         self.groups.retain(|g| !g.members.is_empty());
     }
 
-    fn find(&self, fd: c_int) -> Option<&Group> {
-        self.groups.iter().find(|g| g.members.contains(&fd))
+    fn find(&self, member: Member) -> Option<&Group> {
+        self.groups.iter().find(|g| g.members.contains(&member))
     }
 }
 
-/// A lock that a fork()ed child can reset: the registry describes the
-/// parent's rings, which the child cannot attach to (the kernel shares SQ
-/// threads only within one process), so the child starts empty.
-struct RegistryLock {
-    locked: AtomicBool,
-    data: UnsafeCell<Registry>,
-}
-
-// SAFETY: `data` is only reached through `lock()`, which serialises access.
-unsafe impl Sync for RegistryLock {}
-
-static REGISTRY: RegistryLock = RegistryLock {
-    locked: AtomicBool::new(false),
-    data: UnsafeCell::new(Registry { groups: Vec::new() }),
-};
-
-struct Guard;
-
-impl core::ops::Deref for Guard {
-    type Target = Registry;
-    fn deref(&self) -> &Registry {
-        // SAFETY: the guard proves we hold the lock.
-        unsafe { &*REGISTRY.data.get() }
-    }
-}
-
-impl core::ops::DerefMut for Guard {
-    fn deref_mut(&mut self) -> &mut Registry {
-        // SAFETY: the guard proves we hold the lock exclusively.
-        unsafe { &mut *REGISTRY.data.get() }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        REGISTRY.locked.store(false, Ordering::Release);
-    }
-}
-
-fn raw_lock() {
-    while REGISTRY
-        .locked
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::thread::yield_now();
-    }
-}
+/// The registry describes this process's rings; a fork()ed child cannot
+/// attach to them (the kernel shares SQ threads only within one process),
+/// so the child starts empty. The fds stay the application's to close.
+static REGISTRY: ForkSafeLock<Registry> = ForkSafeLock::new(Registry { groups: Vec::new() });
 
 extern "C" fn before_fork() {
-    raw_lock();
+    REGISTRY.lock_for_fork();
 }
 
 extern "C" fn after_fork_parent() {
-    REGISTRY.locked.store(false, Ordering::Release);
+    // SAFETY: before_fork took the lock in this thread.
+    unsafe { REGISTRY.unlock_after_fork(None) };
 }
 
 extern "C" fn after_fork_child() {
-    // We hold the lock (taken in before_fork), so the data is consistent;
-    // the parent's groups mean nothing here. Their fds are the child's
-    // copies of the parent's rings and stay the application's to close.
-    // SAFETY: the lock is held by this (the only) thread.
-    unsafe { *REGISTRY.data.get() = Registry::default() };
-    REGISTRY.locked.store(false, Ordering::Release);
+    // SAFETY: before_fork took the lock in this thread (copied into the child).
+    unsafe { REGISTRY.unlock_after_fork(Some(|reg| *reg = Registry::default())) };
 }
 
-fn lock() -> Guard {
+fn lock() -> crate::lock::Guard<'static, Registry> {
     static ATFORK: Once = Once::new();
     ATFORK.call_once(|| {
         // SAFETY: the handlers are plain functions valid for the whole process.
@@ -232,37 +200,74 @@ fn lock() -> Guard {
             )
         };
     });
-    raw_lock();
-    Guard
+    REGISTRY.lock()
 }
 
-/// Whether the fd still refers to an io_uring instance.
-fn is_io_uring_fd(fd: c_int) -> bool {
-    std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .map(|p| p.to_string_lossy().contains("io_uring"))
-        .unwrap_or(false)
+/// What the kernel says about an fd's SQ thread: (thread id, CPU), from
+/// `/proc/self/fdinfo/FD`. None when the fd is not an io_uring, has no SQ
+/// thread, or the kernel printed nothing (it skips the ring details while
+/// the ring's lock is busy, so that is retried a few times).
+fn poller_of(fd: c_int) -> Option<(i32, i32)> {
+    const TRIES: u32 = 20;
+    let path = format!("/proc/self/fdinfo/{fd}");
+    for _ in 0..TRIES {
+        let text = std::fs::read_to_string(&path).ok()?;
+        let field = |name: &str| -> Option<i32> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        if let Some(thread) = field("SqThread:") {
+            if thread <= 0 {
+                return None;
+            }
+            return Some((thread, field("SqThreadCpu:").unwrap_or(-1)));
+        }
+        if !text.contains("io_uring") && !text.contains("SqMask") {
+            return None;
+        }
+        crate::sys::sched_yield();
+    }
+    None
 }
 
-/// Setups that must not be given an SQ thread behind the application's back
-/// (SQ_AFF without SQPOLL must keep failing with -EINVAL, as the kernel
-/// says).
-fn transparent_ok(flags: u32) -> bool {
-    flags
-        & (IORING_SETUP_SQPOLL
-            | IORING_SETUP_SQ_AFF
-            | IORING_SETUP_ATTACH_WQ
-            | IORING_SETUP_DEFER_TASKRUN
-            | IORING_SETUP_SINGLE_ISSUER
-            | IORING_SETUP_R_DISABLED)
-        == 0
+/// [`poller_of`] for a ring this thread has just created as the first of a
+/// group. Until the new SQ thread first runs, the kernel reports its
+/// creator's id in its place, so this waits (briefly: the thread is
+/// runnable) until the id differs from the calling thread's.
+fn new_poller_of(fd: c_int) -> Option<i32> {
+    const TRIES: u32 = 2000;
+    let me = crate::sys::gettid();
+    for i in 0..TRIES {
+        match poller_of(fd) {
+            Some((thread, _)) if thread != me => return Some(thread),
+            Some(_) if i < TRIES / 2 => crate::sys::sched_yield(),
+            Some(_) => std::thread::sleep(std::time::Duration::from_micros(100)),
+            None => return None,
+        }
+    }
+    None
+}
+
+/// Whether `member`'s fd still leads to `group`'s SQ thread.
+fn anchors(group: &Group, member: Member) -> bool {
+    let Some(expected) = group.sq_thread else {
+        return false;
+    };
+    match poller_of(member.fd) {
+        Some((thread, cpu)) => {
+            thread == expected && group.cpu.map_or(true, |want| cpu == want as i32)
+        }
+        None => false,
+    }
 }
 
 /// Creates a ring, applying the shared-poller policy: the SQPOLL_PERCPU
 /// flag, the environment, and CPU placement. Everything else is
-/// [`setup::init_with_params`].
+/// [`setup::map_new_ring`].
 ///
 /// # Safety
-/// As for [`setup::init_with_params`].
+/// As for [`setup::map_new_ring`].
 pub unsafe fn init(
     entries: u32,
     ring: &mut io_uring,
@@ -284,7 +289,7 @@ pub unsafe fn init(
 /// [`init`] without giving the caller's fields back.
 ///
 /// # Safety
-/// As for [`setup::init_with_params`].
+/// As for [`setup::map_new_ring`].
 unsafe fn init_policy(
     entries: u32,
     ring: &mut io_uring,
@@ -301,7 +306,13 @@ unsafe fn init_policy(
     }
     let requested = *p;
     let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
-    let transparent = cfg.transparent && transparent_ok(p.flags);
+    // For a transparent ring: the CPUs its poller may use.
+    let spare = if cfg.transparent {
+        transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
+    } else {
+        None
+    };
+    let transparent = spare.is_some();
     if transparent {
         p.flags |= IORING_SETUP_SQPOLL;
         shared = true;
@@ -314,10 +325,11 @@ unsafe fn init_policy(
     // An application that attaches rings itself keeps full control.
     let ret = if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
         // SAFETY: forwarded contract.
-        unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) }
+        unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) }
     } else {
+        let placement = spare.as_deref().or(cfg.cpus.as_deref());
         // SAFETY: forwarded contract.
-        unsafe { init_shared(cfg, entries, ring, p, buf, buf_size) }
+        unsafe { init_shared(placement, entries, ring, p, buf, buf_size) }
     };
     if !transparent {
         return ret;
@@ -325,21 +337,28 @@ unsafe fn init_policy(
     if ret < 0 {
         // The kernel refuses SQPOLL with some setups: give the application
         // the ring it asked for.
+        transparent::refuse(Refusal::Kernel);
         *p = requested;
         // SAFETY: forwarded contract.
-        return unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
+        return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
     }
+    // The application sees the plain ring it asked for; the poller is
+    // rsuring's business (see crate::transparent).
+    ring.flags = requested.flags;
+    ring.fork_gen = fork_generation();
     ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
+    transparent::track(ring);
     ret
 }
 
 /// Creates an SQPOLL ring in the poller group of its CPU, attaching it to a
-/// live member's SQ thread when the group exists.
+/// live member's SQ thread when the group has one. Rings without SQ_AFF go
+/// to the least-loaded CPU of `placement`, or to the unbound group.
 ///
 /// # Safety
-/// As for [`setup::init_with_params`].
+/// As for [`setup::map_new_ring`].
 unsafe fn init_shared(
-    cfg: &Config,
+    placement: Option<&[u32]>,
     entries: u32,
     ring: &mut io_uring,
     p: &mut io_uring_params,
@@ -353,7 +372,7 @@ unsafe fn init_shared(
             return -libc::EINVAL;
         }
         Some(p.sq_thread_cpu)
-    } else if let Some(list) = &cfg.cpus {
+    } else if let Some(list) = placement {
         // Least-loaded CPU first; ties go to the earlier CPU in the list.
         let cpu = *list
             .iter()
@@ -366,39 +385,54 @@ unsafe fn init_shared(
         None
     };
 
+    // A live member whose fd still leads to the group's thread; members
+    // whose fd the application closed (or that now names another ring)
+    // are dropped on the way.
+    let anchor = loop {
+        let Some(group) = reg.group_mut(cpu) else {
+            break None;
+        };
+        let Some(&candidate) = group.members.first() else {
+            break None;
+        };
+        if anchors(group, candidate) {
+            break Some(candidate.fd);
+        }
+        reg.remove(candidate);
+    };
+
     let requested = (p.flags, p.wq_fd);
-    loop {
+    if let Some(fd) = anchor {
+        p.flags |= IORING_SETUP_ATTACH_WQ;
+        p.wq_fd = fd as u32;
+    }
+    // SAFETY: forwarded contract. The lock is held across the setup so the
+    // anchor cannot leave (and close) while the kernel attaches.
+    let ret = unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+    if anchor.is_some() {
+        // The attachment is ours, not the application's request.
         (p.flags, p.wq_fd) = requested;
-        let anchor = reg.group_mut(cpu).map(|g| g.members[0]);
-        if let Some(fd) = anchor {
-            p.flags |= IORING_SETUP_ATTACH_WQ;
-            p.wq_fd = fd as u32;
-        }
-        // SAFETY: forwarded contract. The lock is held across the setup so
-        // the anchor cannot leave (and close) while the kernel attaches.
-        let ret = unsafe { setup::init_with_params(entries, ring, p, buf, buf_size) };
-        if anchor.is_some() {
-            // The attachment is ours, not the application's request.
-            p.flags &= !IORING_SETUP_ATTACH_WQ;
-            p.wq_fd = requested.1;
-            ring.flags &= !IORING_SETUP_ATTACH_WQ;
-        }
-        if ret >= 0 {
-            // A REGISTERED_FD_ONLY ring has no fd to anchor others with; it
-            // shares the poller but cannot be found in the registry.
-            if ring.ring_fd >= 0 {
-                reg.add(cpu, ring.ring_fd);
-                ring.rs_flags |= rs_flags::SQPOLL_SHARED;
-            }
-            return ret;
-        }
-        match anchor {
-            // The application closed an anchor's fd behind our back: forget
-            // it and try the next member, or start a new group.
-            Some(fd) if !is_io_uring_fd(fd) => reg.remove(fd),
-            _ => return ret,
+        ring.flags &= !IORING_SETUP_ATTACH_WQ;
+    }
+    // A REGISTERED_FD_ONLY ring has no fd to anchor others with; it shares
+    // the poller but cannot be found in the registry.
+    if ret < 0 || ring.ring_fd < 0 {
+        return ret;
+    }
+    let member = Member::of(ring);
+    match reg.group_mut(cpu) {
+        Some(group) => group.members.push(member),
+        None => {
+            let sq_thread = new_poller_of(member.fd);
+            reg.groups.push(Group {
+                cpu,
+                sq_thread,
+                members: vec![member],
+            })
         }
     }
+    ring.rs_flags |= rs_flags::SQPOLL_SHARED;
+    ret
 }
 
 /// Takes a ring out of its poller group (before its fd is closed).
@@ -408,7 +442,26 @@ pub fn leave(ring: &mut io_uring) {
     }
     ring.rs_flags &= !rs_flags::SQPOLL_SHARED;
     if ring.ring_fd >= 0 {
-        lock().remove(ring.ring_fd);
+        lock().remove(Member::of(ring));
+    }
+}
+
+/// Follows a member ring whose mapping moved (io_uring_resize_rings).
+pub fn moved(ring: &io_uring, old_khead: *mut u32) {
+    if ring.rs_flags & rs_flags::SQPOLL_SHARED == 0 {
+        return;
+    }
+    let old = Member {
+        fd: ring.ring_fd,
+        khead: old_khead as usize,
+    };
+    let mut reg = lock();
+    for g in &mut reg.groups {
+        for m in &mut g.members {
+            if *m == old {
+                *m = Member::of(ring);
+            }
+        }
     }
 }
 
@@ -427,8 +480,36 @@ pub fn group_of(ring: &io_uring) -> Option<GroupInfo> {
         return None;
     }
     let reg = lock();
-    reg.find(ring.ring_fd).map(|g| GroupInfo {
+    reg.find(Member::of(ring)).map(|g| GroupInfo {
         cpu: g.cpu,
         members: g.members.len(),
     })
+}
+
+/// SQEs of one ring that a shared SQ thread takes per round: a link chain
+/// longer than this is submitted in pieces, each as if complete.
+pub const SHARED_ROUND_SQES: u32 = 8;
+
+/// A link chain of `len` SQEs was published on a ring that shares its
+/// poller. Counts it when the poller serves other rings too (only then
+/// does the kernel cap each round) and notes it once per process.
+#[cold]
+pub fn long_chain_published(ring: &mut io_uring, len: u32) -> bool {
+    if !group_of(ring).is_some_and(|g| g.members > 1) {
+        return false;
+    }
+    static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    ring.rs_flags |= rs_flags::LONG_CHAIN_NOTED;
+    if !NOTED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        // Documented diagnostic of the shared-poller extensions, once per
+        // process (the statistics count every such chain).
+        eprintln!(
+            "rsuring: ring fd {}: a link chain of {len} SQEs on a shared SQ poll thread: the kernel \
+             takes at most {SHARED_ROUND_SQES} SQEs of each ring per round and submits a cut chain \
+             as if complete (later links may run unlinked); keep chains to {SHARED_ROUND_SQES} or \
+             give this ring its own poller",
+            ring.ring_fd
+        );
+    }
+    true
 }

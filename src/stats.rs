@@ -138,15 +138,6 @@ pub fn enabled_by_env() -> bool {
     *mode() != Mode::Off
 }
 
-/// Lifecycle hook: a ring the application asked for was set up (`ret` is
-/// the setup's result); statistics start here under `RSURING_STATS`.
-/// Library-internal rings never pass here.
-pub fn on_ring_created(ring: &mut io_uring, ret: c_int) {
-    if ret >= 0 && ring.is_live() && enabled_by_env() {
-        ring.enable_stats();
-    }
-}
-
 /// Keeps errno as the application left it: this module's setup-time calls
 /// into libc (files, mappings) may set it, and liburing's functions never do.
 struct KeepErrno(c_int);
@@ -384,6 +375,14 @@ impl io_uring {
         }
         let fields = format::ring_fields(std::process::id(), &info, &ext.counters(), None);
         Some(format::text("rsuring:", &fields))
+    }
+
+    /// Lifecycle hook for io_uring_close_ring_fd: the ring has no fd any
+    /// more (and the number may soon name another file).
+    pub fn stats_fd_closed(&self) {
+        if let Some(ext) = self.ext() {
+            ext.id.ring_fd.store(-1, Relaxed);
+        }
     }
 
     /// Lifecycle hook for resized rings: the CQ ring moved.

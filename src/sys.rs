@@ -20,6 +20,12 @@ mod nr {
     pub const CLOSE: i64 = 3;
     pub const GETRLIMIT: i64 = 97;
     pub const SETRLIMIT: i64 = 160;
+    pub const SCHED_YIELD: i64 = 24;
+    pub const GETRESUID: i64 = 118;
+    pub const GETRESGID: i64 = 120;
+    pub const CAPGET: i64 = 125;
+    pub const SCHED_GETAFFINITY: i64 = 204;
+    pub const GETTID: i64 = 186;
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -30,6 +36,12 @@ mod nr {
     pub const CLOSE: i64 = 57;
     pub const GETRLIMIT: i64 = 163;
     pub const SETRLIMIT: i64 = 164;
+    pub const SCHED_YIELD: i64 = 124;
+    pub const GETRESUID: i64 = 148;
+    pub const GETRESGID: i64 = 150;
+    pub const CAPGET: i64 = 90;
+    pub const SCHED_GETAFFINITY: i64 = 123;
+    pub const GETTID: i64 = 178;
 }
 
 const NR_IO_URING_SETUP: i64 = 425;
@@ -229,6 +241,114 @@ pub fn setrlimit(resource: c_int, rlim: &libc::rlimit) -> c_int {
             [resource as usize, rlim as *const _ as usize, 0, 0, 0, 0],
         ) as c_int
     }
+}
+
+/// `gettid(2)`: the calling thread's id.
+pub fn gettid() -> i32 {
+    // SAFETY: no arguments, no memory touched.
+    unsafe { syscall6(nr::GETTID, [0; 6]) as i32 }
+}
+
+/// `sched_yield(2)`.
+pub fn sched_yield() {
+    // SAFETY: no arguments, no memory touched.
+    unsafe { syscall6(nr::SCHED_YIELD, [0; 6]) };
+}
+
+/// The real, effective and saved user ids (`getresuid(2)`), then the same
+/// for group ids (`getresgid(2)`).
+pub fn resuid_resgid() -> ([u32; 3], [u32; 3]) {
+    let mut uid = [0u32; 3];
+    let mut gid = [0u32; 3];
+    // SAFETY: each pointer names a writable u32 of the arrays above.
+    unsafe {
+        let [a, b, c] = &mut uid;
+        syscall6(
+            nr::GETRESUID,
+            [
+                a as *mut u32 as usize,
+                b as *mut u32 as usize,
+                c as *mut u32 as usize,
+                0,
+                0,
+                0,
+            ],
+        );
+        let [a, b, c] = &mut gid;
+        syscall6(
+            nr::GETRESGID,
+            [
+                a as *mut u32 as usize,
+                b as *mut u32 as usize,
+                c as *mut u32 as usize,
+                0,
+                0,
+                0,
+            ],
+        );
+    }
+    (uid, gid)
+}
+
+/// Whether the calling thread holds any capability in its effective or
+/// permitted set (`capget(2)`, version 3: two 32-bit words per set). A
+/// failing call counts as "holds some", the cautious answer.
+pub fn holds_capabilities() -> bool {
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: i32,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy, Default)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    const VERSION_3: u32 = 0x2008_0522;
+    let mut header = Header {
+        version: VERSION_3,
+        pid: 0,
+    };
+    let mut data = [Data::default(); 2];
+    // SAFETY: both pointers name writable structs of the sizes capget
+    // expects for version 3.
+    let ret = unsafe {
+        syscall6(
+            nr::CAPGET,
+            [
+                &mut header as *mut Header as usize,
+                data.as_mut_ptr() as usize,
+                0,
+                0,
+                0,
+                0,
+            ],
+        )
+    };
+    ret != 0 || data.iter().any(|d| d.effective | d.permitted != 0)
+}
+
+/// The CPUs the calling thread may run on (`sched_getaffinity(2)`), as a
+/// bit set of up to 1024 CPUs; None if the call fails.
+pub fn cpu_affinity() -> Option<[u64; 16]> {
+    let mut mask = [0u64; 16];
+    // SAFETY: the mask is writable and its size is passed.
+    let ret = unsafe {
+        syscall6(
+            nr::SCHED_GETAFFINITY,
+            [
+                0,
+                core::mem::size_of_val(&mask),
+                mask.as_mut_ptr() as usize,
+                0,
+                0,
+                0,
+            ],
+        )
+    };
+    (ret > 0).then_some(mask)
 }
 
 // ---------------------------------------------------------------------------
@@ -448,6 +568,11 @@ pub struct io_uring_file_index_range {
 }
 
 // --- setup flags -----------------------------------------------------------
+/// `sqe->flags`: chain the next SQE to this one.
+pub const IOSQE_IO_LINK: u8 = 1 << 2;
+/// `sqe->flags`: a chain link that survives this SQE's failure.
+pub const IOSQE_IO_HARDLINK: u8 = 1 << 3;
+
 pub const IORING_SETUP_IOPOLL: u32 = 1 << 0;
 pub const IORING_SETUP_SQPOLL: u32 = 1 << 1;
 pub const IORING_SETUP_SQ_AFF: u32 = 1 << 2;

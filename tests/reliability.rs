@@ -14,7 +14,7 @@
 //! overflow_and_signals ~5 s, real_programs ~5 s.
 //!
 //! `RSURING_BLESS=1 cargo test --release --test reliability bad_input`
-//! rewrites the README "Bad input" table from the program's output.
+//! rewrites the table in docs/bad-input.md from the program's output.
 
 mod common;
 
@@ -279,46 +279,37 @@ fn src(rel: &str) -> PathBuf {
 
 // ---- 1. bad input ----------------------------------------------------------
 
-const README_SECTION: &str = "## Bad input";
+/// Where the bad-input table is documented (its only table).
+const BAD_INPUT_DOC: &str = "docs/bad-input.md";
 
-/// The table rows of README's "Bad input" section.
-fn readme_table(readme: &str) -> Vec<String> {
-    let start = readme
-        .find(&format!("\n{README_SECTION}\n"))
-        .unwrap_or_else(|| panic!("README.md has no '{README_SECTION}' section"));
-    let rest = &readme[start + 1..];
-    let end = rest[README_SECTION.len()..]
-        .find("\n## ")
-        .map_or(rest.len(), |e| e + README_SECTION.len());
-    rest[..end]
-        .lines()
+/// The table rows of the document.
+fn doc_table(doc: &str) -> Vec<String> {
+    doc.lines()
         .filter(|l| l.starts_with('|'))
         .map(str::to_string)
         .collect()
 }
 
-/// README with the table of its "Bad input" section replaced by `table`.
-fn readme_with_table(readme: &str, table: &[String]) -> String {
-    let start = readme.find(&format!("\n{README_SECTION}\n")).unwrap() + 1;
-    let section_end = readme[start + README_SECTION.len()..]
-        .find("\n## ")
-        .map_or(readme.len(), |e| e + start + README_SECTION.len() + 1);
-    let section = &readme[start..section_end];
-    let first = section.find("\n|").expect("no table in the section") + 1;
+/// The document with its table replaced by `table`.
+fn doc_with_table(doc: &str, table: &[String]) -> String {
+    let first = doc
+        .find("\n|")
+        .map(|i| i + 1)
+        .unwrap_or_else(|| panic!("{BAD_INPUT_DOC} has no table"));
     let mut last = first;
-    for line in section[first..].split_inclusive('\n') {
+    for line in doc[first..].split_inclusive('\n') {
         if !line.starts_with('|') {
             break;
         }
         last += line.len();
     }
     let mut out = String::new();
-    out.push_str(&readme[..start + first]);
+    out.push_str(&doc[..first]);
     for row in table {
         out.push_str(row);
         out.push('\n');
     }
-    out.push_str(&readme[start + last..]);
+    out.push_str(&doc[last..]);
     out
 }
 
@@ -361,17 +352,17 @@ fn bad_input() {
     assert!(r.ok(), "bad_input failed: {}", r.describe());
 
     let table: Vec<String> = r.stdout.lines().map(str::to_string).collect();
-    let readme_path = env.repo.join("README.md");
-    let readme = fs::read_to_string(&readme_path).expect("read README.md");
+    let doc_path = env.repo.join(BAD_INPUT_DOC);
+    let doc = fs::read_to_string(&doc_path).expect("read the bad-input document");
     if std::env::var_os("RSURING_BLESS").is_some() {
-        fs::write(&readme_path, readme_with_table(&readme, &table)).expect("write README");
+        fs::write(&doc_path, doc_with_table(&doc, &table)).expect("write the bad-input document");
         println!(
-            "bad_input: README.md table rewritten ({} rows)",
+            "bad_input: {BAD_INPUT_DOC} table rewritten ({} rows)",
             table.len() - 2
         );
         return;
     }
-    let documented = readme_table(&readme);
+    let documented = doc_table(&doc);
     let (ours, theirs): (Vec<String>, Vec<String>) = if reference.is_some() {
         (table, documented)
     } else {
@@ -394,12 +385,15 @@ fn bad_input() {
             .take(40)
             .collect();
         panic!(
-            "README.md's \"Bad input\" table is out of date (regenerate with \
+            "{BAD_INPUT_DOC}'s table is out of date (regenerate with \
              RSURING_BLESS=1 cargo test --release --test reliability bad_input):\n{}",
             diff.join("\n")
         );
     }
-    println!("bad_input: {} cases, README table in sync", ours.len() - 2);
+    println!(
+        "bad_input: {} cases, {BAD_INPUT_DOC} table in sync",
+        ours.len() - 2
+    );
 }
 
 // ---- 2. sanitizers -----------------------------------------------------------

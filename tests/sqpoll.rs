@@ -229,10 +229,38 @@ impl Run {
     }
 }
 
+/// Pseudo-variable for [`run`]: run the program as the unprivileged user
+/// nobody (uid/gid 65534, no supplementary groups), the kind of process
+/// that RSURING_SQPOLL=1 serves.
+const AS_NOBODY: (&str, &str) = ("AS_NOBODY", "1");
+
+/// Pseudo-variable for [`run`]: pin the program to CPU 0, so that CPU 1
+/// can carry a transparent ring's poller (RSURING_SQPOLL_CPUS=1).
+const ON_CPU0: (&str, &str) = ("ON_CPU0", "1");
+
 /// Runs `bin` with `args` and exactly the given RSURING_* / LD_PRELOAD
 /// variables, killing its whole process group after TIMEOUT.
 fn run(bin: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
     let mut cmd = Command::new(bin);
+    if vars.contains(&AS_NOBODY) {
+        use std::os::unix::process::CommandExt;
+        // std drops the supplementary groups when root changes uid.
+        cmd.uid(65534).gid(65534);
+    }
+    if vars.contains(&ON_CPU0) {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(0, &mut set);
+                if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            })
+        };
+    }
     cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -247,6 +275,10 @@ fn run(bin: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
     }
     let mut cmdline = String::new();
     for (k, v) in vars {
+        if (*k, *v) == AS_NOBODY || (*k, *v) == ON_CPU0 {
+            cmdline.push_str(&format!("({k}) "));
+            continue;
+        }
         cmd.env(k, v);
         cmdline.push_str(&format!("{k}={v} "));
     }
@@ -428,32 +460,39 @@ fn env_percpu_shares_pollers_of_unmodified_binaries() {
     assert_eq!(r.field("sqp_threads"), "4", "{}", r.describe());
 }
 
-/// RSURING_SQPOLL=1: plain rings of an unmodified binary become shared
-/// SQPOLL rings (flag set, one unbound poller) and still read correct data;
-/// SINGLE_ISSUER|DEFER_TASKRUN and COOP_TASKRUN(|TASKRUN_FLAG) rings, which
-/// the kernel refuses with SQPOLL, are left alone and work.
+/// RSURING_SQPOLL=1: plain rings of an unprivileged unmodified binary that
+/// runs on CPU 0 get one shared poller on CPU 1 (RSURING_SQPOLL_CPUS=1)
+/// while `ring.flags` still shows the plain setup they asked for, and still
+/// read correct data; SINGLE_ISSUER|DEFER_TASKRUN and
+/// COOP_TASKRUN(|TASKRUN_FLAG) rings are left alone and work. Run as root
+/// (which could change credentials), or without a CPU of its own for the
+/// poller, every ring stays plain and one note says why.
 #[test]
 fn env_sqpoll_makes_plain_rings_share_a_poller() {
     let lib = lib_str();
-    let Some(r) = run_debian("transparent", &[], &[]) else {
+    let Some(r) = run_debian("transparent", &[], &[AS_NOBODY]) else {
         return;
     };
     assert_eq!(r.field("sqp_threads"), "0", "{}", r.describe());
 
-    let r = run_debian("transparent", &[], &[("LD_PRELOAD", &lib)]).unwrap();
+    let r = run_debian("transparent", &[], &[("LD_PRELOAD", &lib), AS_NOBODY]).unwrap();
     assert_eq!(r.field("sqpoll_flag"), "0", "{}", r.describe());
     assert_eq!(r.field("sqp_threads"), "0", "{}", r.describe());
 
-    let r = run_debian(
-        "transparent",
-        &[],
-        &[("LD_PRELOAD", &lib), ("RSURING_SQPOLL", "1")],
-    )
-    .unwrap();
+    let vars = [
+        ("LD_PRELOAD", lib.as_str()),
+        ("RSURING_SQPOLL", "1"),
+        ("RSURING_SQPOLL_CPUS", "1"),
+        ON_CPU0,
+        AS_NOBODY,
+    ];
+    let bin = build("transparent", Kind::Debian);
+    let r = run(&bin, &[], &vars);
+    assert_eq!(r.code, Some(0), "{}", r.describe());
     assert_eq!(
         r.field("sqpoll_flag"),
-        "4",
-        "RSURING_SQPOLL=1: every plain ring must have IORING_SETUP_SQPOLL in ring.flags:\n{}",
+        "0",
+        "RSURING_SQPOLL=1: ring.flags must show the plain setup the program asked for:\n{}",
         r.describe()
     );
     assert_eq!(
@@ -462,23 +501,46 @@ fn env_sqpoll_makes_plain_rings_share_a_poller() {
         "RSURING_SQPOLL=1: the plain rings must share one SQ thread:\n{}",
         r.describe()
     );
-    assert_eq!(r.field("sqp_cpus"), "-1", "{}", r.describe());
+    assert_eq!(r.field("sqp_cpus"), "1", "{}", r.describe());
     if !r.stdout.contains("defer_taskrun=unsupported") {
-        assert_eq!(
-            r.field("defer_sqpoll_flag"),
-            "0",
-            "a SINGLE_ISSUER|DEFER_TASKRUN ring must not be turned into SQPOLL:\n{}",
-            r.describe()
-        );
+        assert_eq!(r.field("defer_sqpoll_flag"), "0", "{}", r.describe());
         assert_eq!(r.field("sqp_threads_with_defer"), "1", "{}", r.describe());
     }
     for coop in ["coop0_sqpoll_flag", "coop1_sqpoll_flag"] {
+        assert_eq!(r.field(coop), "0", "{}", r.describe());
+    }
+    // The only stderr output: the one note for the DEFER_TASKRUN ring.
+    let notes: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        notes.len() == 1
+            && notes[0].contains("RSURING_SQPOLL=1")
+            && notes[0].contains("SINGLE_ISSUER"),
+        "expected exactly one note about the DEFER_TASKRUN ring:\n{}",
+        r.describe()
+    );
+
+    let refused = [
+        (&vars[..4], "can change its credentials"),
+        (
+            &[vars[0], vars[1], AS_NOBODY][..],
+            "a poller needs a CPU of its own",
+        ),
+        (
+            &[vars[0], vars[1], vars[2], AS_NOBODY][..],
+            "a poller needs a CPU of its own",
+        ),
+    ];
+    for (vars, why) in refused {
+        let r = run(&bin, &[], vars);
+        assert_eq!(r.code, Some(0), "{}", r.describe());
         assert_eq!(
-            r.field(coop),
+            r.field("sqp_threads"),
             "0",
-            "a COOP_TASKRUN ring must be left as it is:\n{}",
+            "transparent SQPOLL must be refused:\n{}",
             r.describe()
         );
+        let notes = r.stderr.lines().filter(|l| l.contains(why)).count();
+        assert_eq!(notes, 1, "one note, once:\n{}", r.describe());
     }
 }
 
@@ -528,10 +590,16 @@ fn reused_params_keep_sharing_and_spreading() {
         (
             "debian-plain",
             Box::new(move || {
-                let vars = [("LD_PRELOAD", lib2.as_str()), ("RSURING_SQPOLL", "1")];
+                let vars = [
+                    ("LD_PRELOAD", lib2.as_str()),
+                    ("RSURING_SQPOLL", "1"),
+                    ("RSURING_SQPOLL_CPUS", "1"),
+                    ON_CPU0,
+                    AS_NOBODY,
+                ];
                 if let Some(r) = run_debian("params_reuse", &["debian-plain"], &vars) {
                     assert_eq!(r.field("sqp_threads"), "1", "{}", r.describe());
-                    assert_eq!(r.field("sqp_cpus"), "-1", "{}", r.describe());
+                    assert_eq!(r.field("sqp_cpus"), "1", "{}", r.describe());
                 }
             }),
         ),

@@ -14,8 +14,9 @@
  *   sqp_cpus=<sorted CPU binding of each of them, -1 = unbound>
  *   defer_sqpoll_flag=<0/1> sqp_threads_with_defer=<count>
  *   coop0_sqpoll_flag=<0/1> coop1_sqpoll_flag=<0/1>
- * Under RSURING_SQPOLL=1 the plain rings become SQPOLL rings sharing one
- * poller (4 flagged, 1 thread), the DEFER_TASKRUN ring stays as it is.
+ * Under RSURING_SQPOLL=1 (unprivileged) the plain rings share one poller
+ * (1 thread) while ring.flags shows the plain setup they asked for (0
+ * flagged); the DEFER_TASKRUN ring stays as it is.
  * Every ring must work in every configuration; nothing may leak.
  */
 #include "sq_common.h"

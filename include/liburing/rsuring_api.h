@@ -625,7 +625,8 @@ int io_uring_register_query(struct io_uring_query_hdr *query);
 int io_uring_setup(unsigned int entries, struct io_uring_params *p);
 
 /**
- * io_uring_enter(2) with an optional signal mask; `-errno` on failure.
+ * io_uring_enter(2) with an optional signal mask; `-errno` on failure. On
+ * a ring that got transparent SQPOLL it behaves as on a plain ring.
  *
  * # Safety
  * `sig` must be NULL or a valid sigset_t.

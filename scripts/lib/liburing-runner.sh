@@ -202,7 +202,24 @@ new_scratch() {
 	local d=$1 scratch=$1/scratch/$2
 	rm -rf "$scratch"; mkdir -p "$scratch"
 	[ -f "$d/bin/exec-target.t" ] && ln -s "$d/bin/exec-target.t" "$scratch/exec-target.t"
+	[ -n "$SUITE_UID" ] && chown "$SUITE_UID:$SUITE_UID" "$scratch"
+	return 0
 }
+
+# How each test is started. RSURING_SUITE_USER=UID runs every test as that
+# user (gid = uid, no supplementary groups, no capabilities: setpriv), the
+# kind of process RSURING_SQPOLL=1 serves; RSURING_SUITE_CPUS=LIST pins the
+# tests to those CPUs (taskset), e.g. 0, leaving CPU 1 to pollers
+# (RSURING_SQPOLL_CPUS=1). Compare such a run with --baseline run the same way.
+SUITE_UID=${RSURING_SUITE_USER:-}
+RUN_WRAP=()
+if [ -n "${RSURING_SUITE_CPUS:-}" ]; then
+	RUN_WRAP+=(taskset -c "$RSURING_SUITE_CPUS")
+fi
+if [ -n "$SUITE_UID" ]; then
+	[[ "$SUITE_UID" =~ ^[0-9]+$ ]] || { echo "RSURING_SUITE_USER: not a numeric uid: $SUITE_UID" >&2; exit 2; }
+	RUN_WRAP+=(setpriv "--reuid=$SUITE_UID" "--regid=$SUITE_UID" --clear-groups --)
+fi
 
 # exec_test MODE TEST: run <mode>/bin/TEST.t once as runtests.sh does
 # (timeout -s INT -k T T, exit 77 = skip, then the dmesg check), output in
@@ -219,7 +236,7 @@ exec_test() {
 	t0=$(date +%s.%N)
 	# No exec: if the test dies of a signal, this subshell reports it
 	# ("Aborted") into the log rather than on the console.
-	(cd "$scratch" && timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "$d/bin/$t.t"; exit $?) \
+	(cd "$scratch" && timeout -s INT -k "$TIMEOUT" "$TIMEOUT" "${RUN_WRAP[@]}" "$d/bin/$t.t"; exit $?) \
 		</dev/null >"$log" 2>&1
 	RUN_STATUS=$?
 	t1=$(date +%s.%N)

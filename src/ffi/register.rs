@@ -361,7 +361,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, reg::register_ring_fd) }
+    unsafe { with_ring(ring, crate::ring_fd::register_ring_fd) }
 }
 
 /// Undoes io_uring_register_ring_fd.
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, reg::unregister_ring_fd) }
+    unsafe { with_ring(ring, crate::ring_fd::unregister_ring_fd) }
 }
 
 /// Closes the ring fd, keeping only its registered index.
@@ -381,7 +381,7 @@ pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_close_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, reg::close_ring_fd) }
+    unsafe { with_ring(ring, crate::lifecycle::close_ring_fd) }
 }
 
 /// Registers a provided-buffer ring described by `reg` (`flags` are or-ed in).

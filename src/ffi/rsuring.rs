@@ -163,7 +163,7 @@ pub unsafe extern "C" fn rsuring_queue_init_batched(
     // SAFETY: forwarded contract.
     unsafe {
         with_ring_memory(ring, |r| {
-            crate::setup::queue_init_batched(entries, r, flags)
+            crate::lifecycle::queue_init_batched(entries, r, flags)
         })
     }
 }

@@ -4,8 +4,8 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use super::{guard, ring_mut, with_ring, with_ring_memory, PANICKED};
 use crate::ring::io_uring;
-use crate::setup;
 use crate::sys::io_uring_params;
+use crate::{lifecycle, setup};
 
 /// Creates a ring with `entries` SQEs and setup `flags`.
 ///
@@ -22,7 +22,7 @@ pub unsafe extern "C" fn io_uring_queue_init(
         ..Default::default()
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| setup::queue_init_params(entries, r, &mut p)) }
+    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_params(entries, r, &mut p)) }
 }
 
 /// Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
@@ -40,7 +40,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| setup::queue_init_params(entries, r, p)) }
+    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_params(entries, r, p)) }
 }
 
 /// Maps the rings of an fd created with io_uring_setup(2).
@@ -58,7 +58,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| setup::queue_mmap(fd, p, r)) }
+    unsafe { with_ring_memory(ring, |r| lifecycle::queue_mmap(fd, p, r)) }
 }
 
 /// Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
@@ -69,7 +69,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
     // SAFETY: forwarded contract.
     if let Some(r) = unsafe { ring_mut(ring) } {
-        guard((), || setup::queue_exit(r));
+        guard((), || lifecycle::queue_exit(r));
     }
 }
 
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
     // SAFETY: forwarded contract.
     unsafe {
         with_ring_memory(ring, |r| {
-            setup::queue_init_mem(entries, r, p, buf, buf_size)
+            lifecycle::queue_init_mem(entries, r, p, buf, buf_size)
         })
     }
 }
@@ -178,7 +178,7 @@ pub unsafe extern "C" fn io_uring_resize_rings(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| setup::resize_rings(r, p)) }
+    unsafe { with_ring(ring, |r| lifecycle::resize_rings(r, p)) }
 }
 
 /// Whether waits on this ring count as iowait (`-EOPNOTSUPP` on kernels

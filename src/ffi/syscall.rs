@@ -22,7 +22,8 @@ pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params
     unsafe { sys::io_uring_setup(entries, p) }
 }
 
-/// io_uring_enter(2) with an optional signal mask; `-errno` on failure.
+/// io_uring_enter(2) with an optional signal mask; `-errno` on failure. On
+/// a ring that got transparent SQPOLL it behaves as on a plain ring.
 ///
 /// # Safety
 /// `sig` must be NULL or a valid sigset_t.
@@ -36,7 +37,7 @@ pub unsafe extern "C" fn io_uring_enter(
 ) -> c_int {
     // SAFETY: the kernel validates the fd and copies the mask.
     unsafe {
-        sys::io_uring_enter2(
+        crate::transparent::enter_by_fd(
             fd,
             to_submit,
             min_complete,
@@ -61,7 +62,7 @@ pub unsafe extern "C" fn io_uring_enter2(
     sz: usize,
 ) -> c_int {
     // SAFETY: forwarded contract; the kernel validates the rest.
-    unsafe { sys::io_uring_enter2(fd, to_submit, min_complete, flags, arg, sz) }
+    unsafe { crate::transparent::enter_by_fd(fd, to_submit, min_complete, flags, arg, sz) }
 }
 
 /// io_uring_register(2); `-errno` on failure.

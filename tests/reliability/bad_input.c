@@ -16,9 +16,9 @@
  * have show as "absent".
  *
  * Exit status 0 when every result of LIB equals the expected one written in
- * the case, 1 otherwise. --markdown prints the README "Bad input" table
+ * the case, 1 otherwise. --markdown prints the table of docs/bad-input.md
  * (generated from the same cases, so it cannot drift: tests/reliability.rs
- * compares it with README.md).
+ * compares it with that file).
  *
  * The library is loaded with dlopen rather than linked so the reference
  * library, which lacks the 2.4+ symbols, can run the same binary; the

@@ -1,0 +1,174 @@
+# rsuring: build, install and uninstall it the way liburing's Makefile does.
+#
+#   make                      release build of the library (cargo), if stale
+#   make install              build, then install under $(DESTDIR)$(prefix)
+#   make uninstall            remove exactly what `make install` installs
+#   make deb                  Debian package in target/deb/ (packaging/deb/build.sh)
+#
+# Variables (on the command line, as with liburing): DESTDIR, prefix
+# (/usr/local), exec_prefix, bindir, sbindir, libdir, includedir, datadir,
+# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO_ENGINE (the
+# engine to install; found in target/ or fio_engine/build/ by default).
+# libdir is $(prefix)/lib, or $(prefix)/lib/<multiarch triplet> when
+# prefix is /usr on a multiarch system (Debian), as Debian's liburing has it.
+
+prefix = /usr/local
+exec_prefix = $(prefix)
+bindir = $(exec_prefix)/bin
+sbindir = $(exec_prefix)/sbin
+includedir = $(prefix)/include
+datadir = $(prefix)/share
+mandir = $(datadir)/man
+
+MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
+                     $(CC) -print-multiarch 2>/dev/null)
+ifeq ($(and $(filter /usr,$(exec_prefix)),$(MULTIARCH)),)
+libdir = $(exec_prefix)/lib
+else
+libdir = $(exec_prefix)/lib/$(MULTIARCH)
+endif
+pkgconfigdir = $(libdir)/pkgconfig
+# fio ioengines of this library (fio --ioengine=external:$(enginedir)/...).
+enginedir = $(libdir)/fio
+
+CARGO ?= cargo
+STRIP ?= strip
+INSTALL ?= install
+
+# A relative directory would be taken relative to wherever the command runs
+# and end up, wrong, in the .pc files and the scripts.
+DIRS := $(prefix) $(exec_prefix) $(bindir) $(sbindir) $(libdir) $(includedir) \
+        $(mandir) $(pkgconfigdir) $(enginedir)
+ifneq ($(filter-out /%,$(DIRS)),)
+$(error install directories must be absolute paths: $(sort $(filter-out /%,$(DIRS))))
+endif
+
+# One source of truth: the version in Cargo.toml ([package] comes first).
+VERSION := $(shell sed -n 's/^version = "\([^"]*\)"/\1/p' Cargo.toml | head -n1)
+# The liburing API level the headers implement, which liburing.pc reports.
+API_VERSION := $(shell sed -n \
+    's/^\#define IO_URING_VERSION_\(MAJOR\|MINOR\) *\([0-9]*\).*/\2/p' \
+    include/liburing/io_uring_version.h | paste -sd.)
+
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),target)
+LIB_SO := $(TARGET_DIR)/release/librsuring.so
+LIB_A := $(TARGET_DIR)/release/librsuring.a
+STAT_BIN := $(TARGET_DIR)/release/rsuring-stat
+SONAME := liburing.so.2
+REAL_SO := librsuring.so.$(VERSION)
+
+# What Rust's staticlib needs from the system when linked statically:
+# `cargo rustc --release --lib --crate-type staticlib -- --print
+# native-static-libs` prints -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc on
+# glibc. -lgcc_s is left out: there is no libgcc_s.a, so it would break
+# every -static link, and the compiler driver already adds the unwinder
+# (libgcc_eh for -static, libgcc_s as needed otherwise).
+LIBS_PRIVATE := -lutil -lrt -lpthread -lm -ldl -lc
+
+# The fio engine, when fio_engine/build.sh has built it (first match).
+FIO_ENGINE ?= $(firstword $(wildcard $(TARGET_DIR)/*/rsuring-engine.so \
+                                     $(TARGET_DIR)/*/*/rsuring-engine.so \
+                                     fio_engine/build/rsuring-engine.so))
+
+TOP_HEADERS := $(wildcard include/*.h)
+URING_HEADERS := $(wildcard include/liburing/*.h)
+UAPI_HEADERS := $(wildcard include/liburing/io_uring/*.h)
+HEADERS := $(TOP_HEADERS) $(URING_HEADERS) $(UAPI_HEADERS)
+MAN_PAGES := $(wildcard man/man3/*.3 man/man7/*.7)
+# What the library is built from: when any of it is newer than the library,
+# cargo runs again, so `make install` never installs an old build; when
+# nothing is, `sudo make install` after `make` needs no cargo (root often
+# has none).
+LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map tools/linker.sh \
+               $(wildcard .cargo/config.toml) $(shell find src include -type f)
+
+.PHONY: all check-version install uninstall deb print-version
+all: $(LIB_SO)
+
+$(LIB_SO) $(LIB_A) $(STAT_BIN) &: $(LIB_SOURCES) | check-version
+	$(CARGO) build --release --lib --bin rsuring-stat
+	touch $(LIB_SO) $(LIB_A) $(STAT_BIN)
+
+# include/rsuring.h carries the version for C code; it must say what
+# Cargo.toml says, as a string and as numbers.
+check-version:
+	@h=include/rsuring.h; \
+	num() { sed -n "s/^#define RSURING_VERSION_$$1[[:space:]]*\([0-9]*\)$$/\1/p" $$h; }; \
+	str=$$(sed -n 's/^#define RSURING_VERSION[[:space:]]*"\(.*\)"$$/\1/p' $$h); \
+	nums=$$(num MAJOR).$$(num MINOR).$$(num PATCH); \
+	if [ "$$str" != "$(VERSION)" ] || [ "$$nums" != "$(VERSION)" ]; then \
+	    echo "$$h says version '$$str' ($$nums), Cargo.toml says '$(VERSION)':" \
+	         "update the RSURING_VERSION macros" >&2; exit 1; \
+	fi
+
+print-version:
+	@echo $(VERSION)
+
+# pc FILE NAME LIB VERSION DESCRIPTION: writes a pkg-config file from
+# packaging/pkgconfig.pc.in. Directories under $(prefix) are written
+# relative to ${prefix}, so pkg-config's --define-prefix can relocate them.
+define pc
+	sed -e 's|@prefix@|$(prefix)|' \
+	    -e 's|@libdir@|$(patsubst $(prefix)/%,$${prefix}/%,$(libdir))|' \
+	    -e 's|@includedir@|$(patsubst $(prefix)/%,$${prefix}/%,$(includedir))|' \
+	    -e 's|@name@|$(2)|' -e 's|@lib@|$(3)|' -e 's|@version@|$(4)|' \
+	    -e 's|@description@|$(5)|' -e 's|@libs_private@|$(LIBS_PRIVATE)|' \
+	    packaging/pkgconfig.pc.in > $(1)
+endef
+
+install: check-version $(LIB_SO) $(LIB_A) $(STAT_BIN)
+	@if [ -n "$(FIO_ENGINE)" ]; then RSURING_SKIP_CARGO=1 sh fio_engine/build.sh; fi
+	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
+	    $(DESTDIR)$(includedir)/liburing/io_uring \
+	    $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man7 \
+	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir)
+	$(INSTALL) -m 0755 $(LIB_SO) $(DESTDIR)$(libdir)/$(REAL_SO)
+	$(STRIP) --strip-unneeded $(DESTDIR)$(libdir)/$(REAL_SO)
+	ln -sf $(REAL_SO) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/liburing.so
+	ln -sf $(REAL_SO) $(DESTDIR)$(libdir)/liburing-ffi.so.2
+	ln -sf liburing-ffi.so.2 $(DESTDIR)$(libdir)/liburing-ffi.so
+	$(INSTALL) -m 0644 $(LIB_A) $(DESTDIR)$(libdir)/librsuring.a
+	$(STRIP) --strip-debug --enable-deterministic-archives $(DESTDIR)$(libdir)/librsuring.a
+	ln -sf librsuring.a $(DESTDIR)$(libdir)/liburing.a
+	ln -sf librsuring.a $(DESTDIR)$(libdir)/liburing-ffi.a
+	$(call pc,$(DESTDIR)$(pkgconfigdir)/liburing.pc,liburing,uring,$(API_VERSION),io_uring library (rsuring $(VERSION)$(,) liburing $(API_VERSION) API))
+	$(call pc,$(DESTDIR)$(pkgconfigdir)/liburing-ffi.pc,liburing-ffi,uring-ffi,$(API_VERSION),io_uring library for non-C languages (rsuring $(VERSION)$(,) liburing $(API_VERSION) API))
+	$(call pc,$(DESTDIR)$(pkgconfigdir)/rsuring.pc,rsuring,uring,$(VERSION),liburing-compatible io_uring library with per-CPU shared SQPOLL and batched completions)
+	$(INSTALL) -m 0644 $(TOP_HEADERS) $(DESTDIR)$(includedir)/
+	$(INSTALL) -m 0644 $(URING_HEADERS) $(DESTDIR)$(includedir)/liburing/
+	$(INSTALL) -m 0644 $(UAPI_HEADERS) $(DESTDIR)$(includedir)/liburing/io_uring/
+	$(INSTALL) -m 0644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man3/
+	$(INSTALL) -m 0644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man7/
+	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-run.in > $(DESTDIR)$(bindir)/rsuring-run
+	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-ldconfig.in > $(DESTDIR)$(sbindir)/rsuring-ldconfig
+	chmod 0755 $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(sbindir)/rsuring-ldconfig
+	$(INSTALL) -m 0755 $(STAT_BIN) $(DESTDIR)$(bindir)/rsuring-stat
+	$(STRIP) $(DESTDIR)$(bindir)/rsuring-stat
+	@if [ -n "$(FIO_ENGINE)" ]; then \
+	    echo "$(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so"; \
+	    $(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so && \
+	    $(STRIP) --strip-unneeded $(DESTDIR)$(enginedir)/rsuring-engine.so; \
+	else \
+	    echo "fio engine not built (fio_engine/build.sh): not installed"; \
+	fi
+	@echo "installed rsuring $(VERSION) ($(SONAME), liburing $(API_VERSION) API) into $(DESTDIR)$(prefix)"
+
+# The same lists as install; directories only this project creates go too.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(libdir)/,$(REAL_SO) $(SONAME) liburing.so \
+	    liburing-ffi.so.2 liburing-ffi.so librsuring.a liburing.a liburing-ffi.a)
+	rm -f $(addprefix $(DESTDIR)$(pkgconfigdir)/,liburing.pc liburing-ffi.pc rsuring.pc)
+	rm -f $(addprefix $(DESTDIR)$(includedir)/,$(patsubst include/%,%,$(HEADERS)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/,$(patsubst man/%,%,$(MAN_PAGES)))
+	rm -f $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(bindir)/rsuring-stat \
+	    $(DESTDIR)$(sbindir)/rsuring-ldconfig
+	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so
+	rmdir $(DESTDIR)$(includedir)/liburing/io_uring $(DESTDIR)$(includedir)/liburing \
+	    $(DESTDIR)$(enginedir) 2>/dev/null || true
+
+deb:
+	bash packaging/deb/build.sh
+
+# $(,) is a literal comma inside $(call ...) arguments.
+, := ,
