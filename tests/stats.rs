@@ -687,7 +687,7 @@ fn rsuring_stat_lists_rings_and_pollers_of_a_running_program() {
         return;
     };
     let pid = live.pid();
-    let page = PathBuf::from(format!("/dev/shm/rsuring-stats.{pid}"));
+    let page = PathBuf::from(format!("/dev/shm/rs-ringstats.{pid}"));
     assert!(page.exists(), "{} missing", page.display());
     check_once(&stat(&["--once", &pid]), &live, true);
 
@@ -734,9 +734,9 @@ fn statistics_off_leave_no_trace_but_the_kernel_view_remains() {
         return;
     };
     let pid = live.pid();
-    assert!(!Path::new(&format!("/dev/shm/rsuring-stats.{pid}")).exists());
+    assert!(!Path::new(&format!("/dev/shm/rs-ringstats.{pid}")).exists());
     let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-    assert!(!maps.contains("rsuring-stats"), "{maps}");
+    assert!(!maps.contains("ringstats"), "{maps}");
     let once = stat(&["--once", &pid]);
     assert!(
         once.stderr.contains("publishes no statistics"),

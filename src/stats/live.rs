@@ -1,5 +1,5 @@
 //! Reading another process's rings for `rsuring-stat`: its statistics page
-//! (`/dev/shm/rsuring-stats.PID`, present while a ring of it has statistics
+//! (`/dev/shm/rs-ringstats.PID`, present while a ring of it has statistics
 //! on), joined with what the kernel says in /proc about each io_uring fd and
 //! each SQ poll thread. Rings without statistics still show what the kernel
 //! knows (SQ/CQ indices, poll thread).

@@ -2,7 +2,7 @@
 //!
 //! The first ring with statistics maps the process's [`Region`] (one
 //! mapping, never unmapped, so a slot pointer stays valid for the life of
-//! the process) and publishes it as `/dev/shm/rsuring-stats.<pid>` for
+//! the process) and publishes it as `/dev/shm/rs-ringstats.<pid>` for
 //! `rsuring-stat`; without a usable `/dev/shm` it stays private memory and
 //! only the live view is lost. Processes without statistics never map,
 //! create or read anything.
@@ -28,8 +28,10 @@ use super::slot::{Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN
 
 /// Where the statistics files of processes are.
 pub const SHM_DIR: &str = "/dev/shm";
-/// File name prefix; the pid follows.
-pub const SHM_PREFIX: &str = "rsuring-stats.";
+/// File name prefix; the pid follows. (Without "uring" in it: people and
+/// scripts find the io_uring library of a process by grepping its maps for
+/// that word.)
+pub const SHM_PREFIX: &str = "rs-ringstats.";
 
 /// The statistics file of process `pid`.
 pub fn shm_path(pid: u32) -> String {
@@ -378,7 +380,7 @@ fn map_region() -> Option<*mut Region> {
     Some(region)
 }
 
-/// Moves the region into `/dev/shm/rsuring-stats.<pid>` (same address,
+/// Moves the region into `/dev/shm/rs-ringstats.<pid>` (same address,
 /// same contents). False, and the region unchanged, when that fails.
 fn publish(region: *mut Region) -> bool {
     remove_stale_files();
