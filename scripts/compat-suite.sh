@@ -14,7 +14,12 @@
 #             compatibility failure of our header.
 #   baseline  (--baseline) compiled against Debian's header and linked to
 #             Debian's own liburing.so.2: what passes with real liburing on
-#             this machine.
+#             this machine.  With --baseline and a rsuring mode in one run,
+#             the rsuring mode is judged against it: a test that fails in
+#             both is reported but not counted, one that passes in baseline
+#             must pass (a skip counts as a failure).  That is how runs under
+#             RSURING_SUITE_USER / RSURING_SUITE_CPUS (see
+#             scripts/lib/liburing-runner.sh) are compared.
 # Without --baseline, --headers defaults to "both".  With --baseline and no
 # --headers, only the baseline runs (useful before librsuring.so exists).
 #
@@ -353,10 +358,34 @@ summarize_mode() {
 	local mode=$1 d=$WORK/$1 secs="$(($4 - $2))s: build $(($3 - $2))s, run $(($4 - $3))s"
 	local name
 	read_results "$d/results"
+	# Against a baseline of this run (--baseline with the same environment,
+	# e.g. as an unprivileged user): what fails there too is not rsuring's,
+	# and what passes there must pass here (a skip here is a failure).
+	local -a also=() lost=()
+	if [ "$mode" != baseline ] && [ "$BASELINE" = 1 ] && [ -f "$WORK/baseline/results" ]; then
+		local -A base=()
+		local bname bst keep=()
+		while read -r bname bst _; do base[$bname]=$bst; done <"$WORK/baseline/results"
+		for name in "${R_FAIL[@]}" "${R_TOUT[@]}" "${R_BFAIL[@]}"; do
+			case ${base[$name]:-} in PASS|XPASS) keep+=("$name") ;; *) also+=("$name") ;; esac
+		done
+		for name in "${R_SKIP[@]}"; do
+			case ${base[$name]:-} in PASS|XPASS) lost+=("$name") ;; esac
+		done
+		R_FAIL=() R_TOUT=() R_BFAIL=()
+		for name in "${keep[@]}"; do
+			case $(awk -v n="$name" '$1 == n { print $2 }' "$d/results") in
+			TIMEOUT) R_TOUT+=("$name") ;; BUILDFAIL) R_BFAIL+=("$name") ;; *) R_FAIL+=("$name") ;;
+			esac
+		done
+		R_FAIL+=("${lost[@]}")
+	fi
 	local np=$((${#R_PASS[@]} + ${#R_XPASS[@]})) nf=$((${#R_FAIL[@]} + ${#R_TOUT[@]} + ${#R_BFAIL[@]}))
 	echo
 	echo "== mode $mode: $np passed, $nf failed, ${#R_SKIP[@]} skipped, ${#R_XFAIL[@]} expected failures, ${#R_EXCL[@]} excluded (${secs}) =="
 	print_failure_lists
+	list_line "failing with Debian's liburing run the same way too (not counted)" "${also[@]}"
+	list_line "skipped here but passing in baseline (counted as failures)" "${lost[@]}"
 	list_line "expected failures" "${R_XFAIL[@]}"
 	list_line "unexpected passes (listed as expected failures)" "${R_XPASS[@]}"
 	list_line "skipped" "${R_SKIP[@]}"
