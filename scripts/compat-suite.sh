@@ -14,7 +14,12 @@
 #             compatibility failure of our header.
 #   baseline  (--baseline) compiled against Debian's header and linked to
 #             Debian's own liburing.so.2: what passes with real liburing on
-#             this machine.
+#             this machine.  With --baseline and a rsuring mode in one run,
+#             the rsuring mode is judged against it: a test that fails in
+#             both is reported but not counted, one that passes in baseline
+#             must pass (a skip counts as a failure).  That is how runs under
+#             RSURING_SUITE_USER / RSURING_SUITE_CPUS (see
+#             scripts/lib/liburing-runner.sh) are compared.
 # Without --baseline, --headers defaults to "both".  With --baseline and no
 # --headers, only the baseline runs (useful before librsuring.so exists).
 #
@@ -23,6 +28,14 @@
 #                use fixed ports, so >1 may add noise).  Builds always use
 #                every CPU.
 #   TEST...      only these tests (names without .c/.t), for debugging.
+#   --transparent  run under RSURING_SQPOLL=1 the way its contract grants it
+#                (docs/transparent-sqpoll.md): every test as the unprivileged
+#                user nobody, on CPU 0, with pollers on CPU 1
+#                (RSURING_SQPOLL_CPUS=1); implies --baseline, run the same way,
+#                and judges the rsuring mode against it; work dir
+#                <repo>/target/compat-transparent.  Tests that cannot pass by
+#                the contract or a kernel limit are listed in
+#                EXPECTED_TRANSPARENT below, each with its reason.
 #
 # Environment:
 #   RSURING_COMPAT_DIR      work dir (default <repo>/target/compat)
@@ -61,11 +74,12 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITE=compat-suite
 # shellcheck source-path=SCRIPTDIR source=lib/liburing-runner.sh
 . "$REPO/scripts/lib/liburing-runner.sh"
-WORK=${RSURING_COMPAT_DIR:-$REPO/target/compat}
+WORK=${RSURING_COMPAT_DIR:-}
 TIMEOUT=${RSURING_COMPAT_TIMEOUT:-60}
 LIB=$REPO/target/release/librsuring.so
 HEADERS=""
 BASELINE=0
+TRANSPARENT=0
 JOBS=1
 ONLY=()
 BUILD_JOBS=$(nproc 2>/dev/null || echo 2)
@@ -94,6 +108,18 @@ declare -A EXPECTED=(
 	[multicqes_drain]="hangs with Debian's liburing 2.3 too"
 )
 
+# Under --transparent (RSURING_SQPOLL=1 as its contract grants it), tests
+# that cannot pass, and why. They may fail; they count neither as passed nor
+# as failed (XPASS if one passes).
+declare -A EXPECTED_TRANSPARENT=(
+	[across-fork]="a forked child submits on the parent's ring: refused with -EOWNERDEAD by contract (the poller would run it in the parent)"
+	[io-cancel]="test_cancel_req_across_fork: a forked child submits on the parent's ring (-EOWNERDEAD by contract)"
+	[timeout]="test_timeout_link_cancel: a forked child submits on the parent's ring (-EOWNERDEAD by contract)"
+	[drop-submit]="expects submit to stop at a rejected SQE; the poller goes on with the rest (kernel limit, documented)"
+	[sq-space_left]="test_sync expects submit to stop at a rejected SQE (kernel limit, documented)"
+	[defer]="link chains longer than 8 SQEs on a poller shared by several rings are cut by the kernel (documented, noted at run time)"
+)
+
 # Tests Debian's liburing.so.2 cannot link: liburing 2.3 declares
 # io_uring_enable_rings() and io_uring_register_restrictions() in its header
 # but forgot them in liburing.map (exported from 2.4 on, LIBURING_2.4).  In
@@ -118,12 +144,23 @@ while [ $# -gt 0 ]; do
 	--headers) HEADERS=${2:?--headers needs debian|rsuring|both}; shift 2 ;;
 	--headers=*) HEADERS=${1#*=}; shift ;;
 	--baseline) BASELINE=1; shift ;;
+	--transparent) TRANSPARENT=1; BASELINE=1; shift ;;
 	*)
 		common_opt "$@"
 		if [ "$SHIFT" = 0 ]; then ONLY+=("${1%.t}"); SHIFT=1; fi
 		shift "$SHIFT" ;;
 	esac
 done
+if [ "$TRANSPARENT" = 1 ]; then
+	[ "$(nproc --all 2>/dev/null || echo 1)" -ge 2 ] || die "--transparent needs 2 CPUs (tests on CPU 0, pollers on CPU 1)"
+	export RSURING_SUITE_USER=65534 RSURING_SUITE_CPUS=0 RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1
+	# The runner library read these when it was sourced.
+	SUITE_UID=$RSURING_SUITE_USER
+	RUN_WRAP=(taskset -c "$RSURING_SUITE_CPUS" setpriv "--reuid=$SUITE_UID" "--regid=$SUITE_UID" --clear-groups --)
+	for t in "${!EXPECTED_TRANSPARENT[@]}"; do EXPECTED[$t]=${EXPECTED_TRANSPARENT[$t]}; done
+	WORK=${WORK:-$REPO/target/compat-transparent}
+fi
+WORK=${WORK:-$REPO/target/compat}
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || die "--jobs: not a positive number: $JOBS"
 [[ "$TIMEOUT" =~ ^[1-9][0-9]*$ ]] || die "RSURING_COMPAT_TIMEOUT: not a positive number: $TIMEOUT"
 
@@ -353,10 +390,34 @@ summarize_mode() {
 	local mode=$1 d=$WORK/$1 secs="$(($4 - $2))s: build $(($3 - $2))s, run $(($4 - $3))s"
 	local name
 	read_results "$d/results"
+	# Against a baseline of this run (--baseline with the same environment,
+	# e.g. as an unprivileged user): what fails there too is not rsuring's,
+	# and what passes there must pass here (a skip here is a failure).
+	local -a also=() lost=()
+	if [ "$mode" != baseline ] && [ "$BASELINE" = 1 ] && [ -f "$WORK/baseline/results" ]; then
+		local -A base=()
+		local bname bst keep=()
+		while read -r bname bst _; do base[$bname]=$bst; done <"$WORK/baseline/results"
+		for name in "${R_FAIL[@]}" "${R_TOUT[@]}" "${R_BFAIL[@]}"; do
+			case ${base[$name]:-} in PASS|XPASS) keep+=("$name") ;; *) also+=("$name") ;; esac
+		done
+		for name in "${R_SKIP[@]}"; do
+			case ${base[$name]:-} in PASS|XPASS) lost+=("$name") ;; esac
+		done
+		R_FAIL=() R_TOUT=() R_BFAIL=()
+		for name in "${keep[@]}"; do
+			case $(awk -v n="$name" '$1 == n { print $2 }' "$d/results") in
+			TIMEOUT) R_TOUT+=("$name") ;; BUILDFAIL) R_BFAIL+=("$name") ;; *) R_FAIL+=("$name") ;;
+			esac
+		done
+		R_FAIL+=("${lost[@]}")
+	fi
 	local np=$((${#R_PASS[@]} + ${#R_XPASS[@]})) nf=$((${#R_FAIL[@]} + ${#R_TOUT[@]} + ${#R_BFAIL[@]}))
 	echo
 	echo "== mode $mode: $np passed, $nf failed, ${#R_SKIP[@]} skipped, ${#R_XFAIL[@]} expected failures, ${#R_EXCL[@]} excluded (${secs}) =="
 	print_failure_lists
+	list_line "failing with Debian's liburing run the same way too (not counted)" "${also[@]}"
+	list_line "skipped here but passing in baseline (counted as failures)" "${lost[@]}"
 	list_line "expected failures" "${R_XFAIL[@]}"
 	list_line "unexpected passes (listed as expected failures)" "${R_XPASS[@]}"
 	list_line "skipped" "${R_SKIP[@]}"

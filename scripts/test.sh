@@ -24,8 +24,8 @@ cargo build --release
 step "cargo test (unit, header freshness, C tests, shared SQPOLL)"
 cargo test --release -- --test-threads=1
 
-step "C tests again with every ring on a shared SQ poller (RSURING_SQPOLL=1, RSURING_SQPOLL_PERCPU=1)"
-RSURING_SQPOLL=1 RSURING_SQPOLL_PERCPU=1 cargo test --release --test c_tests
+step "C tests again with every SQPOLL ring on a shared per-CPU poller (RSURING_SQPOLL_PERCPU=1)"
+RSURING_SQPOLL_PERCPU=1 cargo test --release --test c_tests
 
 step "C tests again with statistics on (RSURING_STATS=1)"
 RSURING_STATS=1 cargo test --release --test c_tests
@@ -47,3 +47,10 @@ bash scripts/check-deb.sh
 
 step "liburing 2.3 test suite linked to rsuring (Debian header, then ours)"
 bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers both
+
+step "liburing 2.3 test suite with every SQPOLL ring on a shared per-CPU poller (RSURING_SQPOLL_PERCPU=1)"
+RSURING_SQPOLL_PERCPU=1 RSURING_COMPAT_DIR=target/compat-percpu \
+    bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers debian
+
+step "liburing 2.3 test suite under RSURING_SQPOLL=1, unprivileged on CPU 0 with pollers on CPU 1, against Debian's liburing run the same way"
+bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers debian --transparent

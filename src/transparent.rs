@@ -16,8 +16,8 @@
 //!   busy-polling the submitter's own CPU would make every submit wait for
 //!   a scheduler time slice; never setups
 //!   whose semantics a poller changes or that the kernel refuses with one
-//!   (SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, TASKRUN_FLAG,
-//!   R_DISABLED, ATTACH_WQ). Each refusal leaves the ring plain, is counted,
+//!   (IOPOLL, SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, TASKRUN_FLAG,
+//!   R_DISABLED, ATTACH_WQ, SQ_REWIND). Each refusal leaves the ring plain, is counted,
 //!   and is noted once per reason on stderr.
 //! - **How an enter behaves** ([`enter`], and [`enter_by_fd`] for the
 //!   exported `io_uring_enter`): as on a plain ring. The SQEs the call
@@ -47,9 +47,9 @@ use crate::ring::{fork_generation, io_uring, load};
 use crate::sys::{
     self, IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
-    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_R_DISABLED, IORING_SETUP_SINGLE_ISSUER,
-    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND, IORING_SETUP_TASKRUN_FLAG,
-    IORING_SQ_NEED_WAKEUP, NSIG_BYTES,
+    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_IOPOLL, IORING_SETUP_R_DISABLED,
+    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND,
+    IORING_SETUP_TASKRUN_FLAG, IORING_SQ_NEED_WAKEUP, NSIG_BYTES,
 };
 
 /// Why a ring did not get (or a call was refused) transparent SQPOLL.
@@ -79,7 +79,7 @@ impl Refusal {
     fn note(self) -> &'static str {
         match self {
             Refusal::SetupFlags => {
-                "ring left plain: SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, R_DISABLED and ATTACH_WQ setups keep their own semantics"
+                "ring left plain: IOPOLL, SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, R_DISABLED and ATTACH_WQ setups keep their own semantics"
             }
             Refusal::Privileged => {
                 "rings left plain: this process can change its credentials (root, capabilities or set-id), and an SQ poll thread would keep the old ones"
@@ -166,7 +166,10 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
     // COOP_TASKRUN and TASKRUN_FLAG: the kernel refuses them with SQPOLL;
     // SQ_REWIND restarts the SQ at index 0 on every submit, which only the
     // submitting task can do.
+    // IOPOLL: a poller reaps polled completions itself, so completions of
+    // the submitted requests are not posted by the time submit returns.
     let semantic = IORING_SETUP_SQ_REWIND
+        | IORING_SETUP_IOPOLL
         | IORING_SETUP_ATTACH_WQ
         | IORING_SETUP_COOP_TASKRUN
         | IORING_SETUP_TASKRUN_FLAG
@@ -329,6 +332,7 @@ pub unsafe fn enter(
         if ret < 0 {
             return ret;
         }
+        record_submitted(view.khead, from.wrapping_add(submitted));
     }
     // A plain ring does not wait after a short submission.
     if flags & IORING_ENTER_GETEVENTS == 0 || submitted != to_submit {
@@ -393,6 +397,19 @@ pub fn track(ring: &io_uring) {
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 
+/// Records where the SQEs submitted on the ring with SQ head word `khead`
+/// now end, so that an exported io_uring_enter after a library submit (or
+/// the other way round) counts each SQE once.
+fn record_submitted(khead: *const u32, to: u32) {
+    if FD_TABLE_LEN.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let mut table = FD_TABLE.lock();
+    if let Some(e) = table.iter_mut().find(|e| e.view.khead == khead) {
+        e.submitted_to = to;
+    }
+}
+
 /// Forgets a transparent ring (at exit, before its memory is unmapped, or
 /// when its fd is closed).
 pub fn untrack(ring: &io_uring) {
@@ -411,8 +428,8 @@ pub fn untrack(ring: &io_uring) {
 /// application, so the emulation only applies when the recorded ring has
 /// SQEs published since the last call; otherwise the kernel sees the call
 /// as made (for a transparent ring with nothing queued that is the same).
-/// A program that mixes this with the library's submit functions on one
-/// ring may see those SQEs counted twice.
+/// Each enter on a transparent ring (this one or the library's) records
+/// where its SQEs end, so mixing the two counts every SQE once.
 ///
 /// # Safety
 /// `arg`/`sz` must be valid for `flags`, as for io_uring_enter(2).
@@ -450,12 +467,6 @@ pub unsafe fn enter_by_fd(
                     sz,
                 )
             };
-            if ret > 0 {
-                let mut table = FD_TABLE.lock();
-                if let Some(e) = table.iter_mut().find(|e| e.view.khead == view.khead) {
-                    e.submitted_to = from.wrapping_add(ret as u32);
-                }
-            }
             return ret;
         }
     }
