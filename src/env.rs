@@ -42,6 +42,8 @@ pub const TOOLING_SUFFIXES: &[&str] = &[
     "SKIP_CARGO",
     "CC",
     "INCLUDE",
+    "SUITE_USER",
+    "SUITE_CPUS",
 ];
 
 const BOOL_WORDS: &str = "1/true/yes/on or 0/false/no/off";
@@ -78,13 +80,25 @@ pub fn parse_millis(value: &str) -> Result<u32, String> {
         .map_err(|_| "expected milliseconds (a whole number)".to_string())
 }
 
+/// Whether the process runs with elevated privileges from a set-id or
+/// file-capability program (AT_SECURE): then, as with `secure_getenv`, the
+/// environment (which the unprivileged caller chose) is not read at all.
+fn secure_mode() -> bool {
+    // SAFETY: getauxval has no preconditions and does not fail for AT_SECURE.
+    unsafe { libc::getauxval(libc::AT_SECURE) != 0 }
+}
+
 /// The raw value of `name` (checking the environment's names on first use).
-/// Values that are not UTF-8 are reported and treated as unset.
+/// Values that are not UTF-8 are reported and treated as unset. In a
+/// set-id process every variable reads as unset (see [`secure_mode`]).
 pub fn get(name: &str) -> Option<String> {
     debug_assert!(
         LIBRARY_NAMES.contains(&name),
         "{name} is not in LIBRARY_NAMES"
     );
+    if secure_mode() {
+        return None;
+    }
     check_names();
     match std::env::var(name) {
         Ok(v) => Some(v),

@@ -461,12 +461,13 @@ pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
 pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
     let mut probe_params = io_uring_params::default();
     // SAFETY: `probe_params` is a valid, writable params struct.
-    let fd = unsafe { sys::io_uring_setup(entries.max(1), &mut probe_params) };
-    if fd >= 0 {
-        sys::close(fd);
-        if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
-            return 0;
-        }
+    let fd = unsafe { sys::io_uring_setup(entries, &mut probe_params) };
+    if fd < 0 {
+        return fd as isize;
+    }
+    sys::close(fd);
+    if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
+        return 0;
     }
     memory_size_params(entries, p)
 }
