@@ -10,8 +10,10 @@ use std::sync::{Mutex, OnceLock};
 use super::paths::{area, repo, unique, DEBIAN_HEADER};
 
 /// The C compiler cargo would use (through the `cc` crate, without the
-/// build-script environment it normally reads), with debug info and
-/// `-O<opt_level>`; warnings are left to the caller.
+/// build-script environment it normally reads), with debug info,
+/// `-O<opt_level>` and warnings on (`-Wall -Wextra`; the caller may add
+/// more). Not `.warnings(false)`: for GCC the `cc` crate turns that into
+/// `-w`, which silences every warning, `-Werror` included.
 pub fn c_compiler(opt_level: u32) -> Command {
     let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     cc::Build::new()
@@ -20,7 +22,7 @@ pub fn c_compiler(opt_level: u32) -> Command {
         .debug(true)
         .host(&triple)
         .target(&triple)
-        .warnings(false)
+        .warnings(true)
         .try_get_compiler()
         .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"))
         .to_command()
