@@ -74,6 +74,16 @@ const C_FIELDS: &[(&str, &str, &str, &str)] = &[
     ("io_uring_buf_reg", "resv", "min_left", "resv"),
 ];
 
+/// Structs whose Rust declaration is a smaller view of the C struct, used
+/// only through pointers (never allocated or indexed by value in Rust):
+/// their fields are checked, and their alignment; the Rust size may be
+/// smaller than C's.
+const VIEWS: &[(&str, &str)] = &[(
+    "io_uring_buf_ring",
+    "declared as its bufs[] array only; in C a union with the 16-byte header \
+     whose last field is the tail",
+)];
+
 /// One module-level item of src/sys.rs.
 #[derive(Debug)]
 enum Item {
@@ -106,7 +116,14 @@ fn sys_items(source: &str) -> Vec<Item> {
         }
         let attr = std::mem::take(&mut last_attr);
         let decl = line.strip_prefix("pub ").unwrap_or(line);
-        if decl.starts_with("mod nr {") {
+        if decl.starts_with("mod tests {") && attr == "#[cfg(test)]" {
+            // The unit tests that use the table.
+            for inner in lines.by_ref() {
+                if inner.starts_with('}') {
+                    break;
+                }
+            }
+        } else if decl.starts_with("mod nr {") {
             let mine = attr == arch_cfg;
             for inner in lines.by_ref() {
                 if inner.starts_with('}') {
@@ -286,7 +303,14 @@ fn rust_table(items: &[Item], c_output: &str) -> String {
             .clone()
     };
     let arch = std::env::consts::ARCH;
-    let (mut consts, mut syscalls, mut layouts, mut fields, mut opaque) = Default::default();
+    let (mut consts, mut syscalls, mut layouts, mut views, mut fields, mut opaque): (
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+    ) = Default::default();
     let push = |s: &mut String, row: String| {
         s.push_str("    ");
         s.push_str(&row);
@@ -325,8 +349,13 @@ fn rust_table(items: &[Item], c_output: &str) -> String {
             }
             Item::Struct { name, fields: fs } => {
                 let v = fact("layout", name);
+                let table = if VIEWS.iter().any(|(n, _)| n == name) {
+                    &mut views
+                } else {
+                    &mut layouts
+                };
                 push(
-                    &mut layouts,
+                    table,
                     format!(
                         "({name:?}, {}, size_of::<{name}>(), {}, align_of::<{name}>())",
                         v[0], v[1]
@@ -379,6 +408,10 @@ fn rust_table(items: &[Item], c_output: &str) -> String {
          /// (type, size in C, size in Rust, alignment in C, alignment in Rust)\n\
          const LAYOUTS: &[(&str, usize, usize, usize, usize)] = &[\n{layouts}];\n\
          \n\
+         /// Views (tests/kernel_abi.rs, VIEWS): Rust no bigger than C, same alignment:\n\
+         /// (type, size in C, size in Rust, alignment in C, alignment in Rust)\n\
+         const VIEWS: &[(&str, usize, usize, usize, usize)] = &[\n{views}];\n\
+         \n\
          /// (struct.field, offset in C, offset in Rust, size in C, size in Rust)\n\
          const FIELDS: &[(&str, usize, usize, usize, usize)] = &[\n{fields}];\n\
          \n\
@@ -400,6 +433,14 @@ fn sys_rs_table_is_generated_from_the_c_headers() {
         consts >= 100 && structs >= 20,
         "src/sys.rs: read only {consts} constants and {structs} structs; has its layout changed?"
     );
+    for (name, why) in VIEWS {
+        assert!(
+            items
+                .iter()
+                .any(|i| matches!(i, Item::Struct { name: n, .. } if n == name)),
+            "VIEWS lists {name} ({why}), which src/sys.rs no longer has"
+        );
+    }
     for (name, _, why) in NOT_IN_THE_UAPI_HEADER {
         assert!(
             items
@@ -412,11 +453,24 @@ fn sys_rs_table_is_generated_from_the_c_headers() {
     let area = common::area();
     let c_file = area.bin_dir.join("kernel_abi_facts.c");
     fs::write(&c_file, c_program(&items)).expect("write the C program");
-    let bin = CProgram::new("kernel_abi_facts", &c_file)
-        .link(Link::Dlopen)
-        // VALUE() asks `x < 0` of unsigned constants too.
-        .flag("-Wno-type-limits")
-        .build();
+    let build = std::panic::catch_unwind(|| {
+        CProgram::new("kernel_abi_facts", &c_file)
+            .link(Link::Dlopen)
+            // VALUE() asks `x < 0` of unsigned constants too.
+            .flag("-Wno-type-limits")
+            .build()
+    });
+    let bin = build.unwrap_or_else(|e| {
+        let why = e
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_else(|| "(no message)".into());
+        panic!(
+            "the C side does not know an item of src/sys.rs (see the compiler's message): \
+             a name the C headers lack goes in tests/kernel_abi.rs's NOT_IN_THE_UAPI_HEADER \
+             with where its value comes from, a field named differently in C_FIELDS\n{why}"
+        )
+    });
     let run = launch(&bin, &[]).run();
     assert!(run.ok(), "the C program failed: {}", run.describe());
     let table = rust_table(&items, &run.stdout);
@@ -468,7 +522,8 @@ fn sys_rs_parser_reads_every_kind_of_item() {
          pub fn f() {{\n    const VERSION_3: u32 = 1;\n    struct Header {{\n        a: u32,\n    }}\n}}\n\
          pub const IORING_SETUP_IOPOLL: u32 = 1 << 0;\n\
          pub const KERN_MAX_ENTRIES: u32 = 32768;\n\
-         const _: () = {{\n    assert!(true);\n}};\n"
+         const _: () = {{\n    assert!(true);\n}};\n\
+         #[cfg(test)]\nmod tests {{\n    const T: u32 = 1;\n    struct S {{\n        a: u32,\n    }}\n}}\n"
     );
     let items = format!("{:?}", sys_items(&source));
     let want = [
