@@ -17,7 +17,8 @@
 //!   otherwise a reported skip — and the checks for tools and files that
 //!   use it.
 //!
-//! A new test driver `tests/foo.rs` adopts it with `mod common;` and, e.g.:
+//! `tests/harness.rs` checks the harness itself. A new test driver
+//! `tests/foo.rs` adopts it with `mod common;` and, e.g.:
 //!
 //! ```ignore
 //! let bin = common::CProgram::new("prog", "c_tests/foo/prog.c").build();
