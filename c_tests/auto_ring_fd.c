@@ -22,21 +22,6 @@ static void flush_refused(struct io_uring *ring)
 	io_uring_cqe_seen(ring, cqe);
 }
 
-static void nop_round_trip(struct io_uring *ring, unsigned long long data)
-{
-	struct io_uring_cqe *cqe;
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-	CHECK(sqe != NULL);
-	io_uring_prep_nop(sqe);
-	io_uring_sqe_set_data64(sqe, data);
-	CHECK_EQ(io_uring_submit(ring), 1);
-	CHECK_OK(io_uring_wait_cqe(ring, &cqe));
-	CHECK_EQ(cqe->user_data, data);
-	CHECK_EQ(cqe->res, 0);
-	io_uring_cqe_seen(ring, cqe);
-}
-
 /* Queues one NOP and submits it; returns io_uring_submit's result. */
 static int try_submit(struct io_uring *ring)
 {
@@ -87,13 +72,13 @@ int main(void)
 	if (ret == -EINVAL)
 		T_SKIP("IORING_SETUP_SINGLE_ISSUER not supported");
 	CHECK_OK(ret);
-	nop_round_trip(&ring, 1);
+	t_nop_round_trip(&ring, 1, 1);
 
 	T_STEP("the application never registered: unregister/close say so");
 	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
 	CHECK_EQ(io_uring_close_ring_fd(&ring), -EINVAL);
 	CHECK(ring.ring_fd >= 0);
-	nop_round_trip(&ring, 2);
+	t_nop_round_trip(&ring, 1, 2);
 
 	T_STEP("another thread gets the kernel's -EEXIST, not another ring");
 	t.creators_ring = &ring;
@@ -103,7 +88,7 @@ int main(void)
 	CHECK_EQ(t.own_ring_cqes, 0);
 	/* The kernel left the refused SQE queued; the owner submits it. */
 	flush_refused(&ring);
-	nop_round_trip(&ring, 3);
+	t_nop_round_trip(&ring, 1, 3);
 
 	T_STEP("a fork()ed child gets the kernel's -EEXIST");
 	pid = fork();
@@ -112,32 +97,32 @@ int main(void)
 		_exit(try_submit(&ring) == -EEXIST ? 0 : 1);
 	CHECK_SYS(waitpid(pid, &status, 0));
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	nop_round_trip(&ring, 4);	/* the child's SQE was queued in its copy */
+	t_nop_round_trip(&ring, 1, 4);	/* the child's SQE was queued in its copy */
 
 	T_STEP("register/unregister keep liburing's answers");
 	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
 	CHECK_EQ(io_uring_register_ring_fd(&ring), -EEXIST);
-	nop_round_trip(&ring, 5);
+	t_nop_round_trip(&ring, 1, 5);
 	CHECK_EQ(io_uring_unregister_ring_fd(&ring), 1);
-	nop_round_trip(&ring, 6);
+	t_nop_round_trip(&ring, 1, 6);
 	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
 	CHECK_EQ(io_uring_close_ring_fd(&ring), 1);
 	CHECK_EQ(ring.ring_fd, -1);
-	nop_round_trip(&ring, 7);
+	t_nop_round_trip(&ring, 1, 7);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("many single-issuer rings, and room for the application's own");
 	for (int i = 0; i < 12; i++) {
 		CHECK_OK(io_uring_queue_init(4, &many[i], IORING_SETUP_SINGLE_ISSUER));
-		nop_round_trip(&many[i], 100 + i);
+		t_nop_round_trip(&many[i], 1, 100 + i);
 	}
 	for (int i = 0; i < 8; i++) {
 		CHECK_OK(io_uring_queue_init(4, &apps[i], 0));
 		CHECK_EQ(io_uring_register_ring_fd(&apps[i]), 1);
-		nop_round_trip(&apps[i], 200 + i);
+		t_nop_round_trip(&apps[i], 1, 200 + i);
 	}
 	for (int i = 0; i < 12; i++) {
-		nop_round_trip(&many[i], 300 + i);
+		t_nop_round_trip(&many[i], 1, 300 + i);
 		io_uring_queue_exit(&many[i]);
 	}
 	for (int i = 0; i < 8; i++)
@@ -150,7 +135,7 @@ int main(void)
 		T_SKIP("IORING_SETUP_DEFER_TASKRUN not supported");
 	CHECK_OK(ret);
 	for (int i = 0; i < 16; i++)
-		nop_round_trip(&ring, 400 + i);
+		t_nop_round_trip(&ring, 1, 400 + i);
 	io_uring_queue_exit(&ring);
 	return T_EXIT_PASS;
 }

@@ -19,25 +19,6 @@
 #include "test_helpers.h"
 #include <sys/wait.h>
 
-static void nop_roundtrip(struct io_uring *ring, unsigned n, uint64_t base)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = t_get_sqe(ring);
-
-		io_uring_prep_nop(sqe);
-		sqe->user_data = base + i;
-	}
-	t_submit_expect(ring, n);
-	for (i = 0; i < n; i++) {
-		struct t_cqe c = t_reap(ring);
-
-		CHECK_EQ(c.user_data, base + i);
-		CHECK_EQ(c.res, 0);
-	}
-}
-
 static void test_cqsize(void)
 {
 	struct io_uring_params p;
@@ -140,7 +121,7 @@ static void test_big_sqe_cqe(void)
 
 	T_STEP("SQE128/CQE32 rounds across wrap");
 	for (round = 0; round < 20; round++)
-		nop_roundtrip(&ring, 1 + round % 4, round * 10);
+		t_nop_round_trip(&ring, 1 + round % 4, round * 10);
 
 	T_STEP("for_each_cqe with CQE32");
 	for (i = 0; i < 3; i++) {
@@ -185,7 +166,7 @@ static void test_big_sqe_cqe(void)
 	p.flags = IORING_SETUP_SQE128;
 	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
 	for (round = 0; round < 6; round++)
-		nop_roundtrip(&ring, 8, round * 100);
+		t_nop_round_trip(&ring, 8, round * 100);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("CQE32 only");
@@ -193,7 +174,7 @@ static void test_big_sqe_cqe(void)
 	p.flags = IORING_SETUP_CQE32;
 	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
 	for (round = 0; round < 6; round++)
-		nop_roundtrip(&ring, 8, round * 100);
+		t_nop_round_trip(&ring, 8, round * 100);
 	io_uring_queue_exit(&ring);
 }
 
@@ -254,7 +235,7 @@ static void test_errors(void)
 
 	T_STEP("a valid ring still works after failed setups");
 	t_queue_init(&ring, 4, 0);
-	nop_roundtrip(&ring, 4, 0);
+	t_nop_round_trip(&ring, 4, 0);
 	io_uring_queue_exit(&ring);
 }
 
@@ -293,8 +274,8 @@ static void test_params_and_mmap(void)
 		for (i = 0; i < ring.sq.ring_entries; i++)
 			ring.sq.array[i] = i;
 	}
-	nop_roundtrip(&ring, 8, 40);
-	nop_roundtrip(&ring, 8, 50);
+	t_nop_round_trip(&ring, 8, 40);
+	t_nop_round_trip(&ring, 8, 50);
 	io_uring_queue_exit(&ring);
 	/* queue_exit closed the fd */
 	CHECK(fcntl(fd, F_GETFD) < 0 && errno == EBADF);
@@ -354,7 +335,7 @@ static void test_dontfork(void)
 		  "child status 0x%x (expected SIGSEGV)", status);
 
 	T_STEP("parent ring works after dontfork");
-	nop_roundtrip(&ring, 8, 900);
+	t_nop_round_trip(&ring, 8, 900);
 	io_uring_queue_exit(&ring);
 }
 
@@ -382,8 +363,8 @@ static void test_misc_flags(void)
 		CHECK_MSG(ret == 0, "flags 0x%x: %d", flag_sets[i], ret);
 		/* liburing 2.15 adds NO_SQARRAY on its own: only require ours */
 		CHECK_EQ(ring.flags & flag_sets[i], flag_sets[i]);
-		nop_roundtrip(&ring, 8, 0);
-		nop_roundtrip(&ring, 5, 10);
+		t_nop_round_trip(&ring, 8, 0);
+		t_nop_round_trip(&ring, 5, 10);
 		io_uring_queue_exit(&ring);
 	}
 }

@@ -14,25 +14,6 @@
 #include "test_helpers.h"
 #include <sys/uio.h>
 
-static void nops(struct io_uring *ring, unsigned n, uint64_t base)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = t_get_sqe(ring);
-
-		io_uring_prep_nop(sqe);
-		sqe->user_data = base + i;
-	}
-	t_submit_expect(ring, n);
-	for (i = 0; i < n; i++) {
-		struct t_cqe c = t_reap(ring);
-
-		CHECK_EQ(c.user_data, base + i);
-		CHECK_EQ(c.res, 0);
-	}
-}
-
 static void test_disabled(void)
 {
 	struct io_uring_params p;
@@ -57,8 +38,8 @@ static void test_disabled(void)
 	ret = io_uring_submit_and_wait(&ring, 1);
 	CHECK_MSG(ret == 1, "submit after enable: %d", ret);
 	CHECK_EQ(t_reap(&ring).user_data, 1);
-	nops(&ring, 8, 10);
-	nops(&ring, 8, 20);
+	t_nop_round_trip(&ring, 8, 10);
+	t_nop_round_trip(&ring, 8, 20);
 
 	T_STEP("enable twice -> -EBADFD");
 	CHECK_EQ(io_uring_enable_rings(&ring), -EBADFD);
@@ -100,7 +81,7 @@ static void test_restrictions(void)
 	CHECK_EQ(io_uring_enable_rings(&ring), 0);
 
 	T_STEP("allowed ops work");
-	nops(&ring, 4, 0);
+	t_nop_round_trip(&ring, 4, 0);
 	sqe = t_get_sqe(&ring);
 	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
 	sqe->flags |= IOSQE_IO_LINK;
@@ -161,7 +142,7 @@ static void test_no_sqarray(void)
 	CHECK_OK(ret);
 	CHECK(ring.flags & IORING_SETUP_NO_SQARRAY);
 	for (round = 0; round < 10; round++)
-		nops(&ring, 1 + round % 4, round * 10);
+		t_nop_round_trip(&ring, 1 + round % 4, round * 10);
 
 	fd = t_tmpfile(8192, 66);
 	for (round = 0; round < 6; round++) {

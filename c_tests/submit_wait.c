@@ -10,18 +10,6 @@
 #include "test_helpers.h"
 #include <poll.h>
 
-static void prep_nops(struct io_uring *ring, unsigned n, uint64_t base)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = t_get_sqe(ring);
-
-		io_uring_prep_nop(sqe);
-		sqe->user_data = base + i;
-	}
-}
-
 static void test_submit_and_wait(struct io_uring *ring)
 {
 	struct __kernel_timespec op_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
@@ -30,7 +18,7 @@ static void test_submit_and_wait(struct io_uring *ring)
 	int ret;
 
 	T_STEP("submit_and_wait(4) with 4 nops");
-	prep_nops(ring, 4, 0);
+	t_queue_nops(ring, 4, 0);
 	ret = io_uring_submit_and_wait(ring, 4);
 	CHECK_EQ(ret, 4);
 	CHECK_EQ(io_uring_cq_ready(ring), 4);
@@ -54,7 +42,7 @@ static void test_submit_and_wait(struct io_uring *ring)
 	}
 
 	T_STEP("submit_and_wait(0) == submit");
-	prep_nops(ring, 3, 20);
+	t_queue_nops(ring, 3, 20);
 	CHECK_EQ(io_uring_submit_and_wait(ring, 0), 3);
 	for (ret = 0; ret < 3; ret++)
 		(void)t_reap(ring);
@@ -70,7 +58,7 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	int ret;
 
 	T_STEP("submit_and_wait_timeout: 4 nops, wait 4");
-	prep_nops(ring, 4, 100);
+	t_queue_nops(ring, 4, 100);
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 4, &ts, NULL);
 	CHECK_EQ(ret, 4);
 	CHECK(cqe != NULL);
@@ -108,7 +96,7 @@ static void test_get_events(struct io_uring *ring)
 	int ret;
 
 	T_STEP("submit_and_get_events / get_events on a normal ring");
-	prep_nops(ring, 2, 200);
+	t_queue_nops(ring, 2, 200);
 	ret = io_uring_submit_and_get_events(ring);
 	CHECK_EQ(ret, 2);
 	CHECK_EQ(io_uring_cq_ready(ring), 2);
@@ -163,7 +151,7 @@ static void test_defer_taskrun(void)
 	CHECK_EQ(write(pfd[1], "de", 2), 2);
 	t_msleep(20);
 	CHECK_EQ(io_uring_cq_ready(&ring), 0);
-	prep_nops(&ring, 1, 302);
+	t_queue_nops(&ring, 1, 302);
 	ret = io_uring_submit_and_get_events(&ring);
 	CHECK_EQ(ret, 1);
 	CHECK_EQ(io_uring_cq_ready(&ring), 2);

@@ -1,14 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tiny shared helpers for the rsuring C tests.
+ * The one helper header of rsuring's C test programs: the programs in
+ * c_tests/ include it, the per-CPU SQPOLL and RSURING_SQPOLL=1 programs
+ * through c_tests/sqpoll/sq_common.h. It compiles against rsuring's include/
+ * and against Debian's liburing 2.3 header alike.
  *
- * Every test is a standalone program that uses only the public liburing API.
- * Exit status: 0 = pass, 77 = skipped (kernel lacks the feature), anything
- * else = failure, with a message on stderr naming the failing check.
+ * Every test is a standalone program that uses only the public liburing
+ * API (and <rsuring.h> where it tests an extension). Exit status: 0 =
+ * pass, 77 = skipped (the kernel lacks the feature; the test drivers make
+ * that a failure under RSURING_STRICT=1), anything else = failure, with a
+ * message on stderr naming the failing check, the current step (T_STEP)
+ * and the process.
  *
- * A watchdog (SIGALRM, installed by a constructor) fails the test if it runs
- * for more than T_WATCHDOG_SECS seconds, so a hang reports *where* it hung
- * (the last T_STEP label) instead of just being killed by the driver.
+ * A watchdog (SIGALRM, armed by a constructor) fails the program when it
+ * makes no progress for T_WATCHDOG_SECS seconds, so a hang reports *where*
+ * it hung instead of just being killed by the driver. Progress is a step
+ * change or a T_PROGRESS() (e.g. a reaped completion); a slow but moving
+ * program is left to the driver's overall timeout. A fork()ed child that
+ * needs its own watchdog calls t_arm_watchdog().
  */
 #ifndef RSURING_TEST_HELPERS_H
 #define RSURING_TEST_HELPERS_H
@@ -39,22 +48,49 @@
 #define T_UNUSED __attribute__((unused))
 
 /* Label of the current step, printed by the watchdog and by failures. */
-static const char *t_step T_UNUSED = "start";
-#define T_STEP(name) (t_step = (name))
+static const char *volatile t_step T_UNUSED = "start";
+static char t_step_buf[256];
 
+/* Progress marks for the watchdog. */
+static unsigned long t_progress_count;
+static unsigned long t_progress_seen;
+#define T_PROGRESS() __atomic_fetch_add(&t_progress_count, 1, __ATOMIC_RELAXED)
+
+/* T_STEP("reading %d bytes", n): names the current step; counts as progress. */
+#define T_STEP(...) t_set_step(__VA_ARGS__)
+
+static void t_set_step(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), unused));
+static void t_set_step(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t_step_buf, sizeof(t_step_buf), fmt, ap);
+	va_end(ap);
+	t_step = t_step_buf;
+	T_PROGRESS();
+}
+
+/*
+ * Fails the program. _exit, not exit: a fork()ed child must not run its
+ * parent's atexit handlers or flush its copy of the parent's stdio buffers
+ * (stdout is line buffered, see t_install_watchdog).
+ */
 static void t_fail_at(const char *file, int line, const char *fmt, ...)
 	__attribute__((noreturn, format(printf, 3, 4), unused));
 static void t_fail_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "FAIL %s:%d [step: %s]: ", file, line, t_step);
+	fprintf(stderr, "FAIL %s:%d [step: %s] [pid %d]: ", file, line, t_step,
+		(int)getpid());
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	fflush(stderr);
-	exit(T_EXIT_FAIL);
+	_exit(T_EXIT_FAIL);
 }
 
 #define T_FAIL(...) t_fail_at(__FILE__, __LINE__, __VA_ARGS__)
@@ -118,22 +154,36 @@ static void t_fail_at(const char *file, int line, const char *fmt, ...)
 
 static void t_watchdog(int sig)
 {
-	char buf[256];
+	unsigned long now = __atomic_load_n(&t_progress_count, __ATOMIC_RELAXED);
+	char msg[400];
 	int n;
 
 	(void)sig;
-	n = snprintf(buf, sizeof(buf),
-		     "FAIL: watchdog: test still running after %d s [step: %s]\n",
-		     T_WATCHDOG_SECS, t_step);
+	if (now != t_progress_seen) {
+		t_progress_seen = now;
+		alarm(T_WATCHDOG_SECS);
+		return;
+	}
+	n = snprintf(msg, sizeof(msg),
+		     "FAIL watchdog: no progress for %d s (hang) [step: %s] [pid %d]\n",
+		     T_WATCHDOG_SECS, t_step, (int)getpid());
 	if (n > 0)
-		(void)!write(STDERR_FILENO, buf, (size_t)n);
+		(void)!write(STDERR_FILENO, msg, (size_t)n);
 	_exit(T_EXIT_FAIL);
+}
+
+/* Arms (or re-arms, e.g. in a fork()ed child) the watchdog. */
+static T_UNUSED void t_arm_watchdog(void)
+{
+	t_progress_seen = __atomic_load_n(&t_progress_count, __ATOMIC_RELAXED);
+	signal(SIGALRM, t_watchdog);
+	alarm(T_WATCHDOG_SECS);
 }
 
 __attribute__((constructor)) static void t_install_watchdog(void)
 {
-	signal(SIGALRM, t_watchdog);
-	alarm(T_WATCHDOG_SECS);
+	t_arm_watchdog();
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* A peer closing a socket must fail a check, not kill us silently. */
 	signal(SIGPIPE, SIG_IGN);
 }
@@ -287,6 +337,50 @@ static inline void t_msleep(unsigned ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+/* Queues @n NOPs with user_data base, base + 1, ...; fails if the SQ is full. */
+static inline void t_queue_nops_at(struct io_uring *ring, unsigned n,
+				   uint64_t base, const char *file, int line)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		struct io_uring_sqe *sqe = t_get_sqe_at(ring, file, line);
+
+		io_uring_prep_nop(sqe);
+		io_uring_sqe_set_data64(sqe, base + i);
+	}
+}
+#define t_queue_nops(ring, n, base)					\
+	t_queue_nops_at((ring), (n), (base), __FILE__, __LINE__)
+
+/*
+ * The NOP round trip: @n NOPs (user_data base, base + 1, ...), one submit
+ * that must take all of them, then each CQE in order with res 0.
+ */
+static inline void t_nop_round_trip_at(struct io_uring *ring, unsigned n,
+				       uint64_t base, const char *file, int line)
+{
+	unsigned i;
+	int ret;
+
+	t_queue_nops_at(ring, n, base, file, line);
+	ret = io_uring_submit(ring);
+	if (ret != (int)n)
+		t_fail_at(file, line, "io_uring_submit returned %d (%s), expected %u",
+			  ret, ret < 0 ? strerror(-ret) : "ok", n);
+	for (i = 0; i < n; i++) {
+		struct t_cqe c = t_reap_at(ring, file, line);
+
+		if (c.user_data != base + i || c.res != 0)
+			t_fail_at(file, line,
+				  "NOP %u of %u: user_data %llu res %d, expected user_data %llu res 0",
+				  i, n, (unsigned long long)c.user_data, c.res,
+				  (unsigned long long)(base + i));
+	}
+}
+#define t_nop_round_trip(ring, n, base)					\
+	t_nop_round_trip_at((ring), (n), (base), __FILE__, __LINE__)
 
 static inline void t_queue_init(struct io_uring *ring, unsigned entries,
 				unsigned flags)

@@ -15,35 +15,16 @@
 #include <pthread.h>
 #include <sys/wait.h>
 
-static void nops(struct io_uring *ring, unsigned n, uint64_t base)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = t_get_sqe(ring);
-
-		io_uring_prep_nop(sqe);
-		sqe->user_data = base + i;
-	}
-	t_submit_expect(ring, n);
-	for (i = 0; i < n; i++) {
-		struct t_cqe c = t_reap(ring);
-
-		CHECK_EQ(c.user_data, base + i);
-		CHECK_EQ(c.res, 0);
-	}
-}
-
 static void *drive_ring(void *arg)
 {
 	struct io_uring *ring = arg;
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 10 * 1000000LL };
 	struct io_uring_cqe *cqe;
 
-	nops(ring, 4, 100);
+	t_nop_round_trip(ring, 4, 100);
 	CHECK_EQ(io_uring_submit_and_wait(ring, 0), 0);
 	CHECK_EQ(io_uring_wait_cqe_timeout(ring, &cqe, &ts), -ETIME);
-	nops(ring, 4, 200);
+	t_nop_round_trip(ring, 4, 200);
 	return NULL;
 }
 
@@ -57,7 +38,7 @@ static void *create_ring(void *arg)
 	p.flags = flags;
 	p.sq_thread_idle = 50;
 	CHECK_OK(io_uring_queue_init_params(8, ring, &p));
-	nops(ring, 2, 300);
+	t_nop_round_trip(ring, 2, 300);
 	return NULL;
 }
 
@@ -74,7 +55,7 @@ static void *own_ring(void *arg)
 
 		t_queue_init(&ring, 16, 0);
 		for (i = 0; i < 2000 / 16; i++)
-			nops(&ring, 16, (uint64_t)id << 32 | i * 16);
+			t_nop_round_trip(&ring, 16, (uint64_t)id << 32 | i * 16);
 		{
 			unsigned char buf[128];
 			struct io_uring_sqe *sqe = t_get_sqe(&ring);
@@ -101,18 +82,18 @@ int main(void)
 
 	T_STEP("ring driven by another thread");
 	t_queue_init(&ring, 8, 0);
-	nops(&ring, 3, 0);
+	t_nop_round_trip(&ring, 3, 0);
 	CHECK_EQ(pthread_create(&th[0], NULL, drive_ring, &ring), 0);
 	pthread_join(th[0], NULL);
-	nops(&ring, 8, 10);
+	t_nop_round_trip(&ring, 8, 10);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("ring created by a thread that has exited");
 	memset(&ring, 0, sizeof(ring));
 	CHECK_EQ(pthread_create(&th[0], NULL, create_ring, &ring), 0);
 	pthread_join(th[0], NULL);
-	nops(&ring, 8, 20);
-	nops(&ring, 8, 30);
+	t_nop_round_trip(&ring, 8, 20);
+	t_nop_round_trip(&ring, 8, 30);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("SQPOLL ring created by a thread that has exited");
@@ -120,9 +101,9 @@ int main(void)
 	ring.flags = IORING_SETUP_SQPOLL;
 	CHECK_EQ(pthread_create(&th[0], NULL, create_ring, &ring), 0);
 	pthread_join(th[0], NULL);
-	nops(&ring, 8, 40);
+	t_nop_round_trip(&ring, 8, 40);
 	t_msleep(120);		/* let the poller go idle: submit must wake it */
-	nops(&ring, 8, 50);
+	t_nop_round_trip(&ring, 8, 50);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("threads with their own rings, concurrently");
@@ -134,12 +115,12 @@ int main(void)
 
 	T_STEP("forked child drives the parent's ring");
 	t_queue_init(&ring, 8, 0);
-	nops(&ring, 4, 60);
+	t_nop_round_trip(&ring, 4, 60);
 	fflush(stderr);
 	pid = fork();
 	CHECK_SYS(pid);
 	if (pid == 0) {
-		nops(&ring, 4, 70);
+		t_nop_round_trip(&ring, 4, 70);
 		_exit(0);
 	}
 	CHECK_SYS(waitpid(pid, &status, 0));
@@ -150,21 +131,21 @@ int main(void)
 
 	T_STEP("forked child creates its own ring");
 	t_queue_init(&ring, 8, 0);
-	nops(&ring, 2, 80);
+	t_nop_round_trip(&ring, 2, 80);
 	pid = fork();
 	CHECK_SYS(pid);
 	if (pid == 0) {
 		struct io_uring child_ring;
 
 		t_queue_init(&child_ring, 8, 0);
-		nops(&child_ring, 8, 90);
+		t_nop_round_trip(&child_ring, 8, 90);
 		io_uring_queue_exit(&child_ring);
 		_exit(0);
 	}
 	CHECK_SYS(waitpid(pid, &status, 0));
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "child with its own ring failed (status 0x%x)", status);
-	nops(&ring, 8, 95);
+	t_nop_round_trip(&ring, 8, 95);
 	io_uring_queue_exit(&ring);
 	return T_EXIT_PASS;
 }

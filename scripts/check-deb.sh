@@ -18,18 +18,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
+. scripts/lib/skip.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
-skip() {
-	[ "${RSURING_STRICT:-}" = 1 ] && fail "$*"
-	echo "deb check: skipped ($*)"
-	exit 0
-}
 [ "$(id -u)" = 0 ] || skip "not root: dpkg -i needs root"
-for tool in dpkg-deb dpkg-shlibdeps cc pkg-config man ldconfig; do
-	command -v "$tool" >/dev/null || skip "$tool is missing (scripts/setup.sh installs it)"
-done
-qemu_img=$(command -v qemu-img || true)
-[ -n "$qemu_img" ] || skip "qemu-img is missing (qemu-utils)"
+need_tool dpkg-deb dpkg
+need_tool dpkg-shlibdeps dpkg-dev
+need_tool cc gcc
+need_tool pkg-config pkg-config
+need_tool man man-db
+need_tool ldconfig libc-bin
+need_tool qemu-img qemu-utils
+qemu_img=$(command -v qemu-img)
 readelf -d "$qemu_img" | grep -q 'NEEDED.*\[liburing\.so\.2\]' || skip "$qemu_img does not link liburing.so.2"
 unset RSURING_SQPOLL RSURING_SQPOLL_PERCPU RSURING_SQPOLL_CPUS RSURING_SQPOLL_IDLE_MS RSURING_STATS
 unset LD_LIBRARY_PATH LD_PRELOAD PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR

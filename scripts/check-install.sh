@@ -24,14 +24,13 @@ root=$PWD
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
+. scripts/lib/skip.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
-for tool in make cc pkg-config readelf man; do
-	if ! command -v "$tool" >/dev/null; then
-		[ "${RSURING_STRICT:-}" = 1 ] && fail "$tool is missing"
-		echo "install check: skipped ($tool is missing; scripts/setup.sh installs it)"
-		exit 0
-	fi
-done
+need_tool make make
+need_tool cc gcc
+need_tool pkg-config pkg-config
+need_tool readelf binutils
+need_tool man man-db
 unset RSURING_SQPOLL RSURING_SQPOLL_PERCPU RSURING_SQPOLL_CPUS RSURING_SQPOLL_IDLE_MS RSURING_STATS
 unset LD_LIBRARY_PATH LD_PRELOAD
 CFLAGS="-Wall -Wextra -Werror -O2"

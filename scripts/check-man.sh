@@ -8,15 +8,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+. scripts/lib/skip.sh
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 failures=0
-for tool in mandoc man; do
-	if ! command -v "$tool" >/dev/null; then
-		[ "${RSURING_STRICT:-}" = 1 ] && { echo "FAIL: $tool is missing" >&2; exit 1; }
-		echo "man check: skipped ($tool is missing; scripts/setup.sh installs it)"
-		exit 0
-	fi
-done
+need_tool mandoc mandoc
+need_tool man man-db
 version=$(make -s print-version)
 warnings=$(mktemp)
 trap 'rm -f "$warnings"' EXIT

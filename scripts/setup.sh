@@ -3,8 +3,10 @@
 # needs on Debian, so that it works on a fresh machine by itself. As root it
 # installs what is missing: the packages below, a deb-src entry (for
 # `apt-get source liburing` / `fio`) and rustup's rustfmt and clippy.
-# Otherwise it says what is missing and leaves the rest to the tests. When
-# everything is there it changes nothing and touches no network.
+# Otherwise it says what is missing and leaves the rest to the tests (which
+# skip, or fail under RSURING_STRICT=1; then this fails at once). When
+# everything is there it changes nothing and touches no network. No test
+# installs anything itself: every package a test uses is listed here.
 set -euo pipefail
 
 # liburing-dev, liburing2: the reference header and library (layout check,
@@ -13,13 +15,17 @@ set -euo pipefail
 # gcc g++ make libc6-dev pkg-config binutils: C tests, fio and liburing's
 #   suite from source, the install check (libc6-dev has libc.a for -static)
 # valgrind, clang, libclang-rt-14-dev (libFuzzer): reliability tests
-# qemu-utils, plocate: real Debian programs on rsuring; fio: fio's binary
-# mandoc, man-db: the manual pages check
-# ca-certificates xz-utils procps util-linux: downloads, archives, ps,
-#   losetup
+# qemu-utils (qemu-img, qemu-io), plocate: real Debian programs on rsuring
+#   (tests/reliability/real_programs.sh) and the Debian package check
+# fio: fio's binary loading the engine (fio_engine/test.sh)
+# strace: counting io_uring_enter calls (tests/transparent.rs)
+# mandoc, man-db: the manual pages check (man also for install and .deb)
+# util-linux: setpriv and taskset (tests/sqpoll.rs, tests/transparent.rs),
+#   losetup (fio engine, liburing's suite)
+# ca-certificates xz-utils procps: downloads, archives, ps
 packages=(
 	liburing-dev liburing2 dpkg-dev pkg-config gcc g++ make libc6-dev binutils
-	valgrind clang libclang-rt-14-dev qemu-utils plocate fio mandoc man-db
+	valgrind clang libclang-rt-14-dev qemu-utils plocate fio strace mandoc man-db
 	ca-certificates xz-utils procps util-linux
 )
 
@@ -35,9 +41,14 @@ cargo fmt --version >/dev/null 2>&1 || rust_missing+=(rustfmt)
 cargo clippy --version >/dev/null 2>&1 || rust_missing+=(clippy)
 
 if [ "$(id -u)" != 0 ]; then
-	[ ${#missing[@]} -eq 0 ] || echo "setup: not root; missing packages: ${missing[*]}" >&2
-	has_deb_src || echo "setup: not root; no deb-src entry (apt-get source will fail)" >&2
-	[ ${#rust_missing[@]} -eq 0 ] || echo "setup: missing rustup components: ${rust_missing[*]}" >&2
+	incomplete=
+	[ ${#missing[@]} -eq 0 ] || { echo "setup: not root; missing packages: ${missing[*]}" >&2; incomplete=1; }
+	has_deb_src || { echo "setup: not root; no deb-src entry (apt-get source will fail)" >&2; incomplete=1; }
+	[ ${#rust_missing[@]} -eq 0 ] || { echo "setup: missing rustup components: ${rust_missing[*]}" >&2; incomplete=1; }
+	if [ -n "$incomplete" ] && [ "${RSURING_STRICT:-}" = 1 ]; then
+		echo "setup: FAIL: under RSURING_STRICT=1 the tests would fail for what is missing" >&2
+		exit 1
+	fi
 	exit 0
 fi
 

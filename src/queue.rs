@@ -747,3 +747,18 @@ impl io_uring {
 /// `sizeof(struct io_uring_reg_wait)`: a __kernel_timespec, min_wait_usec,
 /// flags, sigmask, sigmask_sz and padding.
 const REG_WAIT_SIZE: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_32_byte_cqe_of_a_mixed_ring_takes_two_slots() {
+        let mut cqe = io_uring_cqe::default();
+        assert_eq!(cqe_slots(&cqe), 1);
+        cqe.flags = IORING_CQE_F_32;
+        assert_eq!(cqe_slots(&cqe), 2);
+        cqe.flags = !IORING_CQE_F_32;
+        assert_eq!(cqe_slots(&cqe), 1, "no other flag counts");
+    }
+}

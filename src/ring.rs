@@ -231,3 +231,39 @@ impl io_uring {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Ring geometry helpers on rings that were never set up.
+
+    use super::*;
+
+    #[test]
+    fn a_zeroed_ring_is_not_live() {
+        assert!(!io_uring::zeroed().is_live());
+    }
+
+    #[test]
+    fn big_entries_shift_by_one_slot() {
+        let mut ring = io_uring::zeroed();
+        assert_eq!((ring.sqe_shift(), ring.cqe_shift()), (0, 0));
+        ring.flags = IORING_SETUP_SQE128;
+        assert_eq!((ring.sqe_shift(), ring.cqe_shift()), (1, 0));
+        ring.flags = IORING_SETUP_CQE32;
+        assert_eq!((ring.sqe_shift(), ring.cqe_shift()), (0, 1));
+    }
+
+    #[test]
+    fn cqe_at_wraps_the_position_by_the_mask() {
+        let mut ring = io_uring::zeroed();
+        ring.cq.ring_mask = 7;
+        let base = ring.cq.cqes as usize;
+        let at = |ring: &io_uring, pos| ring.cqe_at(pos) as usize - base;
+        assert_eq!(at(&ring, 0), 0);
+        assert_eq!(at(&ring, 1), 16);
+        assert_eq!(at(&ring, 9), 16, "position 9 of 8 slots is slot 1");
+        assert_eq!(at(&ring, u32::MAX), 7 * 16);
+        ring.flags = IORING_SETUP_CQE32;
+        assert_eq!(at(&ring, 9), 32, "a 32-byte CQE takes two 16-byte slots");
+    }
+}

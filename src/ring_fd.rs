@@ -311,3 +311,52 @@ pub fn release_at_exit(ring: &mut io_uring) {
     }
     release_slot(ring);
 }
+
+#[cfg(test)]
+mod tests {
+    //! Registration tokens and enter targets, on rings that were never set
+    //! up (each test runs on its own thread: the slot table is the
+    //! thread's).
+
+    use super::*;
+
+    #[test]
+    fn the_token_is_split_over_liburings_two_padding_words() {
+        let mut ring = io_uring::zeroed();
+        for token in [1, 0xdead_beef, 0x1234_5678_9abc_def0, u64::MAX] {
+            set_ring_token(&mut ring, token);
+            assert_eq!(ring_token(&ring), token);
+            assert_eq!(ring.sq.reg_token_lo, token as u32);
+            assert_eq!(ring.reg_token_hi, (token >> 32) as u32);
+        }
+    }
+
+    #[test]
+    fn rings_enter_through_their_registered_index_with_the_enter_bits() {
+        let mut ring = io_uring::zeroed();
+        ring.ring_fd = 9;
+        ring.enter_ring_fd = 3;
+        ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT | int_flags::CQ_ENTER;
+        let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
+        assert_eq!(enter_target(&ring), (3, enter_bits));
+    }
+
+    #[test]
+    fn an_automatic_registration_is_used_only_by_the_thread_holding_it() {
+        let mut ring = io_uring::zeroed();
+        ring.ring_fd = 9;
+        ring.enter_ring_fd = 3;
+        ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT;
+        ring.rs_flags = rs_flags::AUTO_REG;
+        set_ring_token(&mut ring, 77);
+        // Another thread's registration: the plain fd, no REG_RING.
+        assert_eq!(enter_target(&ring), (9, int_flags::NO_IOWAIT as u32));
+        AUTO_SLOTS.with(|slots| slots[3].set(77));
+        let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
+        assert_eq!(enter_target(&ring), (3, enter_bits));
+        // A slot holding another ring's token is not this ring's.
+        AUTO_SLOTS.with(|slots| slots[3].set(78));
+        assert_eq!(enter_target(&ring), (9, int_flags::NO_IOWAIT as u32));
+        AUTO_SLOTS.with(|slots| slots[3].set(NO_TOKEN));
+    }
+}

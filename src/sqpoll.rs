@@ -513,3 +513,68 @@ pub fn long_chain_published(ring: &mut io_uring, len: u32) -> bool {
     }
     true
 }
+
+#[cfg(test)]
+mod tests {
+    //! RSURING_SQPOLL_CPUS parsing, without a kernel ring. CPU 0 is always
+    //! online; a CPU past the configured count never is.
+
+    use super::*;
+
+    fn absent_cpu() -> u32 {
+        // SAFETY: sysconf has no preconditions.
+        let configured = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+        assert!(configured > 0, "sysconf(_SC_NPROCESSORS_CONF) failed");
+        configured as u32
+    }
+
+    #[test]
+    fn cpu_lists_of_single_cpus_and_ranges() {
+        assert_eq!(parse_cpu_list("0"), Ok(vec![0]));
+        assert_eq!(parse_cpu_list("0-0"), Ok(vec![0]));
+        assert_eq!(
+            parse_cpu_list(" 0 , 0 - 0 "),
+            Ok(vec![0]),
+            "spaces are allowed"
+        );
+        assert_eq!(parse_cpu_list("0,0,0-0"), Ok(vec![0]), "each CPU once");
+        if cpu_online(1) {
+            assert_eq!(parse_cpu_list("1,0"), Ok(vec![1, 0]), "in the order given");
+            assert_eq!(parse_cpu_list("0-1,1"), Ok(vec![0, 1]));
+        }
+    }
+
+    #[test]
+    fn malformed_cpu_lists_say_why() {
+        for (list, why) in [
+            ("", "bad CPU number"),
+            (",", "bad CPU number"),
+            ("abc", "bad CPU number \"abc\""),
+            ("0,x", "bad CPU number \"x\""),
+            ("-1", "bad CPU number \"\""),
+            ("0-", "bad CPU number \"\""),
+            ("1-0", "bad CPU range \"1-0\""),
+            ("4096", "bad CPU range \"4096\""),
+            ("0-4096", "bad CPU range"),
+            ("0 1", "bad CPU number"),
+            ("0x1", "bad CPU number"),
+        ] {
+            match parse_cpu_list(list) {
+                Err(e) => assert!(e.contains(why), "{list:?}: {e:?} does not say {why:?}"),
+                Ok(cpus) => panic!("{list:?} parsed as {cpus:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn offline_cpus_are_refused() {
+        let absent = absent_cpu();
+        assert!(!cpu_online(absent));
+        assert!(cpu_online(0));
+        let list = format!("0,{absent}");
+        assert_eq!(
+            parse_cpu_list(&list),
+            Err(format!("CPU {absent} is not online"))
+        );
+    }
+}

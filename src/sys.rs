@@ -779,3 +779,86 @@ const _: () = {
     assert!(core::mem::size_of::<io_uring_restriction>() == 16);
     assert!(core::mem::size_of::<io_uring_probe>() == 16);
 };
+
+#[cfg(test)]
+mod tests {
+    //! The kernel ABI of this file against the C headers, the one source
+    //! of truth: `tests/kernel_abi/expected.rs` holds, for every constant,
+    //! type and field defined above, the value the C side gives (generated
+    //! by `tests/kernel_abi.rs`, which fails when it is stale) next to the
+    //! Rust expression for the same thing.
+
+    use super::*;
+    use core::mem::{align_of, offset_of, size_of};
+
+    include!("../tests/kernel_abi/expected.rs");
+
+    #[test]
+    fn constants_match_the_c_headers() {
+        let syscalls = SYSCALL_NUMBERS.unwrap_or_else(|| {
+            panic!(
+                "tests/kernel_abi/expected.rs has no system call numbers for {}: \
+                 regenerate it on this architecture",
+                std::env::consts::ARCH
+            )
+        });
+        let wrong: Vec<String> = CONSTANTS
+            .iter()
+            .chain(syscalls)
+            .filter(|(_, c, rust)| c != rust)
+            .map(|(name, c, rust)| format!("{name}: {rust} here, {c} in C"))
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "src/sys.rs disagrees with the C headers:\n{}",
+            wrong.join("\n")
+        );
+        assert!(
+            CONSTANTS.len() + syscalls.len() >= 100,
+            "the table lost its constants"
+        );
+    }
+
+    #[test]
+    fn layouts_match_the_c_headers() {
+        let mut wrong = Vec::new();
+        for (name, c_size, size, c_align, align) in LAYOUTS {
+            if (c_size, c_align) != (size, align) {
+                wrong.push(format!(
+                    "{name}: size {size} align {align} here, size {c_size} align {c_align} in C"
+                ));
+            }
+        }
+        for (name, c_off, off, c_size, size) in FIELDS {
+            if (c_off, c_size) != (off, size) {
+                wrong.push(format!(
+                    "{name}: offset {off} size {size} here, offset {c_off} size {c_size} in C"
+                ));
+            }
+        }
+        for (name, c_size, size, c_align, align) in VIEWS {
+            if size > c_size || c_align != align {
+                wrong.push(format!(
+                    "{name}: size {size} align {align} here, size {c_size} align {c_align} in C \
+                     (a view may be smaller, never bigger)"
+                ));
+            }
+        }
+        for (name, c_size, size, _, _) in OPAQUE {
+            if *size != 0 || *c_size == 0 {
+                wrong.push(format!(
+                    "{name}: declared opaque (zero-sized) here, size {size}; {c_size} in C"
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "src/sys.rs disagrees with the C headers:\n{}",
+            wrong.join("\n")
+        );
+        assert!(
+            LAYOUTS.len() >= 20 && FIELDS.len() >= 100,
+            "the table lost its structs"
+        );
+    }
+}

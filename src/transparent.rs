@@ -473,3 +473,75 @@ pub unsafe fn enter_by_fd(
     // SAFETY: forwarded contract.
     unsafe { sys::io_uring_enter2(fd, to_submit, min_complete, flags, arg, sz) }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The CPU mask helper and the refusal bookkeeping, without a ring.
+
+    use super::*;
+    use std::sync::Mutex;
+
+    /// The refusal counters are process-wide: the tests that read them
+    /// take turns.
+    static COUNTERS: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn in_mask_reads_the_bit_of_each_cpu() {
+        let mut mask = [0u64; 16];
+        mask[0] = 0b101;
+        mask[1] = 1;
+        mask[15] = 1 << 63;
+        for cpu in [0, 2, 64, 1023] {
+            assert!(in_mask(&mask, cpu), "cpu {cpu}");
+        }
+        for cpu in [1, 3, 63, 65, 1022] {
+            assert!(!in_mask(&mask, cpu), "cpu {cpu}");
+        }
+        // Past the 1024 CPUs the mask holds: not in it (no panic).
+        assert!(!in_mask(&[u64::MAX; 16], 1024));
+        assert!(!in_mask(&[u64::MAX; 16], u32::MAX));
+    }
+
+    #[test]
+    fn refusals_have_distinct_names_and_notes_in_counter_order() {
+        for (i, r) in Refusal::ALL.iter().enumerate() {
+            assert_eq!(r.index(), i, "{r:?}");
+            for other in &Refusal::ALL[i + 1..] {
+                assert_ne!(r.name(), other.name());
+                assert_ne!(r.note(), other.note());
+            }
+        }
+    }
+
+    #[test]
+    fn rings_that_chose_sqpoll_or_sq_aff_are_no_candidates_and_not_noted() {
+        let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
+        let before = refusal_counts();
+        for flags in [IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF] {
+            assert_eq!(eligible(flags, Some(&[1])), Err(Refusal::SetupFlags));
+        }
+        assert_eq!(refusal_counts(), before, "nothing counted");
+    }
+
+    #[test]
+    fn setups_with_their_own_semantics_are_refused_and_counted() {
+        let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
+        for flags in [
+            IORING_SETUP_ATTACH_WQ,
+            IORING_SETUP_COOP_TASKRUN,
+            IORING_SETUP_TASKRUN_FLAG,
+            IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+            IORING_SETUP_SINGLE_ISSUER,
+            IORING_SETUP_R_DISABLED,
+        ] {
+            let count = |counts: [(Refusal, u64); REFUSALS]| counts[Refusal::SetupFlags.index()].1;
+            let before = count(refusal_counts());
+            assert_eq!(
+                eligible(flags, Some(&[1])),
+                Err(Refusal::SetupFlags),
+                "{flags:#x}"
+            );
+            assert!(count(refusal_counts()) > before, "{flags:#x} counted");
+        }
+    }
+}

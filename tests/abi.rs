@@ -129,56 +129,36 @@ fn exports_exactly_the_declared_versioned_symbols() {
 
 #[test]
 fn debian_built_binary_runs_on_rsuring() {
-    if !Path::new("/usr/include/liburing.h").exists() {
-        eprintln!("skipped: Debian's liburing-dev is not installed");
+    let what = "debian_built_binary_runs_on_rsuring";
+    if !common::require_file(what, Path::new(common::DEBIAN_HEADER), "liburing-dev") {
         return;
     }
-    let lib = common::library();
-    let dir = lib.parent().unwrap().join("abi_test");
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join("which_lib");
-    let link = dir.join("liburing.so.2");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(&lib, &link).unwrap();
-
-    let mut cc = common::c_compiler(2);
-    let status = cc
-        .args(["-Wall", "-Wextra", "-Werror", "-o"])
-        .arg(&bin)
-        .arg(common::repo().join("c_tests/abi/which_lib.c"))
-        .args(["-luring", "-ldl"])
-        .status()
-        .unwrap();
-    assert!(
-        status.success(),
-        "building which_lib against Debian's liburing failed"
-    );
-
-    let run = |env: &[(&str, &Path)]| {
-        let mut cmd = Command::new(&bin);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "which_lib failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+    let area = common::area();
+    let bin = common::CProgram::new("which_lib", "c_tests/abi/which_lib.c")
+        .debian()
+        .lib("-ldl")
+        .build();
+    let run = |l: common::Launch| {
+        let r = l.run();
+        assert!(r.ok(), "which_lib failed: {}", r.describe());
+        r.stdout
     };
     let ours = |report: &str, how: &str| {
         for line in report.lines() {
             let path = line.split_once('=').unwrap().1;
             let real = std::fs::canonicalize(path).unwrap_or_default();
-            assert_eq!(real, lib, "{how}: {line} is not rsuring");
+            assert_eq!(real, area.lib, "{how}: {line} is not rsuring");
         }
     };
-    let plain = run(&[]);
+    let plain = run(common::launch(&bin, &[]));
     assert!(
-        !plain.contains(lib.to_str().unwrap()),
+        !plain.contains(area.lib.to_str().unwrap()),
         "without substitution the binary should use Debian's liburing"
     );
-    ours(&run(&[("LD_PRELOAD", &lib)]), "LD_PRELOAD");
-    ours(&run(&[("LD_LIBRARY_PATH", &dir)]), "LD_LIBRARY_PATH");
+    ours(&run(common::launch(&bin, &[]).preload()), "LD_PRELOAD");
+    let dir = area.lib_dir.display().to_string();
+    ours(
+        &run(common::launch(&bin, &[]).var("LD_LIBRARY_PATH", &dir)),
+        "LD_LIBRARY_PATH",
+    );
 }

@@ -13,9 +13,11 @@
 //! tests check that this is the only difference and that those entry points
 //! work.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint, c_void, CStr, CString};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 const LIBURING_FFI_MAP: &[(&str, &[&str])] = &[
     (
@@ -299,26 +301,9 @@ const LIBURING_FFI_MAP: &[(&str, &[&str])] = &[
     ("LIBURING_2.16", &["io_uring_prep_cmd_zone_reset_all"]),
 ];
 
-/// `<target-dir>/<profile>/librsuring.so`, which `cargo build` makes.
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let lib = exe
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("librsuring.so");
-    assert!(
-        lib.exists(),
-        "{} missing: run `cargo build --release` first",
-        lib.display()
-    );
-    lib.canonicalize().unwrap()
-}
-
 /// symbol -> version node, as our liburing.map declares them.
 fn our_nodes() -> BTreeMap<String, String> {
-    let map = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("liburing.map"))
-        .expect("liburing.map");
+    let map = std::fs::read_to_string(common::repo().join("liburing.map")).expect("liburing.map");
     let mut out = BTreeMap::new();
     let mut node = String::new();
     for raw in map.lines() {
@@ -401,7 +386,7 @@ fn dlerror() -> String {
 
 #[test]
 fn every_liburing_ffi_symbol_resolves_with_its_version() {
-    let lib = Library::open(&library());
+    let lib = Library::open(&common::library());
     let ours = our_nodes();
     let mut count = 0;
     let mut restated = Vec::new();
@@ -458,7 +443,7 @@ fn every_liburing_ffi_symbol_resolves_with_its_version() {
 /// linked against liburing's own liburing-ffi.so.2 drives it.
 #[test]
 fn restated_functions_work_through_their_liburing_ffi_version() {
-    let lib = Library::open(&library());
+    let lib = Library::open(&common::library());
     const V: &str = "LIBURING_2.4";
     // SAFETY: each type below is the function's prototype in liburing.h.
     unsafe {
@@ -533,7 +518,7 @@ const IORING_OP_NOP: c_int = 0;
 
 #[test]
 fn inline_helpers_work_through_their_symbols() {
-    let lib = Library::open(&library());
+    let lib = Library::open(&common::library());
     // SAFETY: each type below is the function's prototype in liburing.h.
     unsafe {
         let queue_init: extern "C" fn(c_uint, *mut Ring, c_uint) -> c_int =

@@ -3,11 +3,14 @@
 //! area; each compiles and runs its programs from `tests/reliability/` (and
 //! `fuzz/`) with a timeout and says how long it took.
 //!
-//! Programs linked to our library get an RPATH to
-//! `<target-dir>/<profile>/reliability_lib/`, which holds a `liburing.so.2`
-//! symlink to `librsuring.so`; `ldd` must confirm it. A test is skipped (with
-//! a message) only when a tool it needs is genuinely absent: valgrind, clang's
-//! libFuzzer, Debian's liburing (for the comparisons), the Debian programs.
+//! Programs are built and run by the shared harness (`tests/common`):
+//! linked to our library through an RPATH directory (checked with `ldd`),
+//! run in their own process group with a timeout, without the caller's
+//! `RSURING_*` / `LD_*` variables. A test skips (with a message; a failure
+//! under `RSURING_STRICT=1`) only when a tool it needs is genuinely absent:
+//! valgrind, clang's libFuzzer, Debian's liburing (for the comparisons),
+//! the Debian programs. scripts/setup.sh installs all of them; no test
+//! installs anything.
 //!
 //! Timings on the 2-core development machine: bad_input ~15 s, asan_ubsan
 //! ~20 s, valgrind ~40 s, fuzz ~60 s (build included), stress ~15 s,
@@ -19,66 +22,10 @@
 mod common;
 
 use std::fs;
-use std::io::Read;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-const EXIT_SKIP: i32 = 77;
-
-/// Debian's liburing (2.3 on bookworm): the reference for comparisons.
-const DEBIAN_LIBURING: &[&str] = &[
-    "/usr/lib/x86_64-linux-gnu/liburing.so.2",
-    "/lib/x86_64-linux-gnu/liburing.so.2",
-    "/usr/lib/aarch64-linux-gnu/liburing.so.2",
-];
-
-/// rsuring's environment knobs: cleared for every program, so the results
-/// do not depend on how the suite is invoked (test.sh runs the C tests with
-/// some of them set).
-const RSURING_ENV: &[&str] = &[
-    "RSURING_SQPOLL",
-    "RSURING_SQPOLL_PERCPU",
-    "RSURING_SQPOLL_CPUS",
-    "RSURING_SQPOLL_IDLE_MS",
-    "RSURING_STATS",
-];
-
-struct Env {
-    repo: PathBuf,
-    /// `<target-dir>/<profile>/librsuring.so`, canonicalized.
-    lib: PathBuf,
-    /// Directory with the `liburing.so.2` symlink, used as RPATH.
-    lib_dir: PathBuf,
-    /// Where compiled programs and their files go.
-    out: PathBuf,
-}
-
-fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let lib = common::library();
-        let lib_dir = common::library_dir("reliability_lib", &lib);
-        let out = common::profile_dir().join("reliability");
-        fs::create_dir_all(&out).expect("create reliability");
-        Env {
-            repo: common::repo(),
-            lib,
-            lib_dir,
-            out,
-        }
-    })
-}
-
-fn debian_liburing() -> Option<PathBuf> {
-    DEBIAN_LIBURING
-        .iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-        .map(|p| p.to_path_buf())
-}
+use common::{launch, tail, CProgram, Link, EXIT_SKIP};
 
 /// "liburing 2.3 (Debian)" from the real file name (liburing.so.2.3).
 fn debian_liburing_name(path: &Path) -> String {
@@ -90,191 +37,22 @@ fn debian_liburing_name(path: &Path) -> String {
     }
 }
 
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {tool} >/dev/null")])
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false)
+/// A program of this suite built from `source` at `-O1` (`flags` may
+/// raise it), linked to our library unless changed.
+fn program(name: &str, source: impl AsRef<Path>, flags: &[&str]) -> CProgram {
+    CProgram::new(name, source).opt_level(1).flags(flags)
 }
 
-/// How a program is linked.
-enum Link {
-    /// To our library, through the RPATH symlink directory.
-    Rsuring,
-    /// To the system's liburing (`-luring`), with the system header.
-    System,
-    /// Not at all (the program dlopen()s what it tests).
-    None,
+/// Where this suite's programs and their files are.
+fn out_dir() -> &'static Path {
+    &common::area().bin_dir
 }
 
-/// Compiles C `sources` into `<out>/<name>` with -Wall -Wextra -Werror.
-fn compile(name: &str, sources: &[PathBuf], link: Link, extra: &[&str]) -> PathBuf {
-    let env = env();
-    let bin = env.out.join(name);
-    let file = bin.file_name().unwrap().to_string_lossy().into_owned();
-    let tmp = bin.with_file_name(format!(".{file}.tmp{}", std::process::id()));
-    let mut cmd = common::c_compiler(1);
-    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-D_GNU_SOURCE"]);
-    cmd.args(extra);
-    if !matches!(link, Link::System) {
-        cmd.arg(format!("-I{}", env.repo.join("include").display()));
-    }
-    cmd.arg("-o").arg(&tmp).args(sources);
-    match link {
-        Link::Rsuring => {
-            cmd.arg(&env.lib)
-                .arg("-lpthread")
-                .arg("-Wl,--disable-new-dtags")
-                .arg(format!("-Wl,-rpath,{}", env.lib_dir.display()));
-        }
-        Link::System => {
-            cmd.args(["-luring", "-lpthread"]);
-        }
-        Link::None => {
-            cmd.arg("-ldl");
-        }
-    }
-    let shown = std::iter::once(cmd.get_program())
-        .chain(cmd.get_args())
-        .map(|a| a.to_string_lossy())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let output = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("running the C compiler ({shown}): {e}"));
-    assert!(
-        output.status.success(),
-        "compiling {name} failed\ncommand: {shown}\n{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    fs::rename(&tmp, &bin).expect("rename binary into place");
-    if matches!(link, Link::Rsuring) {
-        verify_linkage(&bin);
-    }
-    bin
-}
-
-/// `ldd` must resolve liburing.so.2 of `bin` to our library.
-fn verify_linkage(bin: &Path) {
-    let env = env();
-    let output = Command::new("ldd").arg(bin).output().expect("ldd");
-    let text = String::from_utf8_lossy(&output.stdout);
-    let resolved: Vec<&str> = text
-        .lines()
-        .filter_map(|l| l.trim().strip_prefix("liburing.so.2 => "))
-        .map(|rest| rest.split(" (").next().unwrap_or(rest).trim())
-        .collect();
-    assert_eq!(
-        resolved.len(),
-        1,
-        "{}: ldd shows no single liburing.so.2:\n{text}",
-        bin.display()
-    );
-    let path = Path::new(resolved[0]).canonicalize().expect("canonicalize");
-    assert_eq!(
-        path,
-        env.lib,
-        "{}: liburing.so.2 resolves to {}, not our library\n{text}",
-        bin.display(),
-        path.display()
-    );
-}
-
-struct Run {
-    code: Option<i32>,
-    signal: Option<i32>,
-    timed_out: bool,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-impl Run {
-    fn ok(&self) -> bool {
-        self.code == Some(0)
-    }
-
-    fn describe(&self) -> String {
-        let how = if self.timed_out {
-            "timed out".to_string()
-        } else if let Some(c) = self.code {
-            format!("exit status {c}")
-        } else {
-            format!("killed by signal {}", self.signal.unwrap_or(0))
-        };
-        format!(
-            "{how} after {:.1}s\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.took.as_secs_f64(),
-            tail(&self.stdout, 6000),
-            tail(&self.stderr, 6000)
-        )
-    }
-}
-
-fn tail(s: &str, n: usize) -> &str {
-    if s.len() <= n {
-        return s;
-    }
-    let mut start = s.len() - n;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    &s[start..]
-}
-
-/// Runs `cmd` (environment cleaned of rsuring's knobs) with a timeout,
-/// collecting its output; the whole process group is killed on timeout.
-fn run(mut cmd: Command, timeout: Duration) -> Run {
-    for var in RSURING_ENV {
-        cmd.env_remove(var);
-    }
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {:?}: {e}", cmd.get_program()));
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            String::from_utf8_lossy(&buf).into_owned()
-        })
-    };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as _));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as _));
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("try_wait") {
-            break s;
-        }
-        if start.elapsed() > timeout {
-            timed_out = true;
-            // SAFETY: kill(2) on the child's own process group.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            break child.wait().expect("wait");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let took = start.elapsed();
-    Run {
-        code: status.code(),
-        signal: status.signal(),
-        timed_out,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-        took,
-    }
-}
-
-fn src(rel: &str) -> PathBuf {
-    env().repo.join(rel)
+/// A C program exiting 77 (the kernel lacks something) where the suite
+/// expects a run: fine outside strict mode, a failure under it.
+fn skip_failure(name: &str, stderr: &str) -> Option<String> {
+    let why = stderr.lines().last().unwrap_or("(no reason given)");
+    common::skip_or_fail(&format!("{name} exited {EXIT_SKIP}"), why).err()
 }
 
 // ---- 1. bad input ----------------------------------------------------------
@@ -325,34 +103,36 @@ fn three_columns(row: &str) -> String {
 
 #[test]
 fn bad_input() {
-    let env = env();
-    let bin = compile(
-        "bad_input",
-        &[src("tests/reliability/bad_input.c")],
-        Link::None,
-        &[],
-    );
-    let mut cmd = Command::new(&bin);
-    cmd.arg("--lib").arg(&env.lib).arg("--markdown");
-    let reference = debian_liburing();
+    let bin = program("bad_input", "tests/reliability/bad_input.c", &[])
+        .link(Link::Dlopen)
+        .build();
+    let mut cmd = launch(&bin, &["--lib"])
+        .arg(&common::area().lib)
+        .arg("--markdown")
+        .timeout(Duration::from_secs(240));
+    let reference = common::debian_liburing();
     match &reference {
         Some(r) => {
-            cmd.arg("--ref")
+            cmd = cmd
+                .arg("--ref")
                 .arg(r)
                 .arg("--ref-name")
                 .arg(debian_liburing_name(r));
         }
-        None => println!("bad_input: no Debian liburing: the comparison column is not checked"),
+        None => common::skip(
+            "bad_input: the comparison column (Debian's liburing)",
+            "no Debian liburing.so.2 (Debian package liburing2)",
+        ),
     }
-    let r = run(cmd, Duration::from_secs(240));
-    println!("bad_input: {:.1}s", r.took.as_secs_f64());
+    let r = cmd.run();
+    println!("bad_input: {:.1}s", r.elapsed.as_secs_f64());
     for line in r.stderr.lines() {
         println!("    {line}");
     }
     assert!(r.ok(), "bad_input failed: {}", r.describe());
 
     let table: Vec<String> = r.stdout.lines().map(str::to_string).collect();
-    let doc_path = env.repo.join(BAD_INPUT_DOC);
+    let doc_path = common::repo().join(BAD_INPUT_DOC);
     let doc = fs::read_to_string(&doc_path).expect("read the bad-input document");
     if std::env::var_os("RSURING_BLESS").is_some() {
         fs::write(&doc_path, doc_with_table(&doc, &table)).expect("write the bad-input document");
@@ -400,7 +180,7 @@ fn bad_input() {
 
 /// The C scenario tests (c_tests/*.c), as tests/c_tests.rs runs them.
 fn c_test_sources() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(env().repo.join("c_tests"))
+    let mut v: Vec<PathBuf> = fs::read_dir(common::repo().join("c_tests"))
         .expect("read c_tests/")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c"))
@@ -467,39 +247,39 @@ fn asan_ubsan() {
     let mut outside = 0;
     for source in c_test_sources() {
         let name = stem(&source);
-        let bin = compile(
-            &format!("asan_{name}"),
-            std::slice::from_ref(&source),
-            Link::Rsuring,
-            &[
-                "-fsanitize=address,undefined",
-                "-fno-sanitize-recover=undefined",
-                "-fno-omit-frame-pointer",
-            ],
-        );
+        let bin = program(&format!("asan_{name}"), &source, SANITIZERS).build();
         let mut asan = String::from("detect_leaks=1:halt_on_error=1:exitcode=86");
         if name == "setup" {
             // setup.c checks MADV_DONTFORK by touching an unmapped ring in
             // a forked child and expecting SIGSEGV; ASan must let it die.
             asan.push_str(":handle_segv=0");
         }
-        let mut cmd = Command::new(&bin);
-        cmd.current_dir(&env().out)
-            .env("ASAN_OPTIONS", &asan)
-            .env("LSAN_OPTIONS", "exitcode=87")
-            .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1");
-        let r = run(cmd, Duration::from_secs(60));
+        let r = launch(&bin, &[])
+            .cwd(out_dir())
+            .var("ASAN_OPTIONS", &asan)
+            .var("LSAN_OPTIONS", "exitcode=87")
+            .var("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+            .timeout(Duration::from_secs(60))
+            .run();
         let leaks = lsan_leaks(&r.stderr);
         let ours = leaks.iter().filter(|l| l.in_rsuring).count();
         outside += leaks.len() - ours;
         let status = match r.code {
-            Some(0) | Some(EXIT_SKIP) => "ok",
+            _ if r.timed_out => "FAILED",
+            Some(0) => "ok",
+            Some(EXIT_SKIP) => match skip_failure(&format!("asan_ubsan {name}"), &r.stderr) {
+                None => "skipped",
+                Some(failure) => {
+                    failures.push(failure);
+                    "FAILED (skipped under strict mode)"
+                }
+            },
             Some(87) if ours == 0 => "ok (leaks outside rsuring only)",
             _ => "FAILED",
         };
         println!(
             "asan_ubsan {name} ... {status} ({:.2}s)",
-            r.took.as_secs_f64()
+            r.elapsed.as_secs_f64()
         );
         if status == "FAILED" {
             failures.push(format!("{name}: {}", r.describe()));
@@ -524,30 +304,22 @@ fn asan_ubsan() {
             &["-DWITH_RSURING"][..],
         ),
     ] {
-        let mut flags = vec![
-            "-fsanitize=address,undefined",
-            "-fno-sanitize-recover=undefined",
-            "-fno-omit-frame-pointer",
-        ];
-        flags.extend_from_slice(defs);
-        let bin = compile(
-            &format!("asan_{name}"),
-            &[src(source)],
-            Link::Rsuring,
-            &flags,
-        );
-        let mut cmd = Command::new(&bin);
-        cmd.args(args)
-            .env("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:exitcode=86")
-            .env("LSAN_OPTIONS", "exitcode=87")
-            .env("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1");
-        let r = run(cmd, Duration::from_secs(120));
+        let bin = program(&format!("asan_{name}"), source, SANITIZERS)
+            .flags(defs)
+            .build();
+        let r = launch(&bin, args)
+            .var("ASAN_OPTIONS", "detect_leaks=1:halt_on_error=1:exitcode=86")
+            .var("LSAN_OPTIONS", "exitcode=87")
+            .var("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1")
+            .timeout(Duration::from_secs(120))
+            .run();
         let leaks = lsan_leaks(&r.stderr);
-        let ok = r.ok() || (r.code == Some(87) && leaks.iter().all(|l| !l.in_rsuring));
+        let ok =
+            r.ok() || (r.code == Some(87) && !r.timed_out && leaks.iter().all(|l| !l.in_rsuring));
         println!(
             "asan_ubsan {name} (reliability) ... {} ({:.2}s)",
             if ok { "ok" } else { "FAILED" },
-            r.took.as_secs_f64()
+            r.elapsed.as_secs_f64()
         );
         if !ok {
             failures.push(format!("{name}: {}", r.describe()));
@@ -562,12 +334,12 @@ fn asan_ubsan() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// `valgrind ARGS...`, run in the output directory.
-fn valgrind_command(args: &[String]) -> Command {
-    let mut cmd = Command::new("valgrind");
-    cmd.current_dir(&env().out).args(args);
-    cmd
-}
+/// The compiler flags of the ASan + UBSan builds.
+const SANITIZERS: &[&str] = &[
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=undefined",
+    "-fno-omit-frame-pointer",
+];
 
 /// c_tests programs not run under valgrind, and why.
 const VALGRIND_SKIP: &[(&str, &str)] = &[(
@@ -634,16 +406,11 @@ const VALGRIND_ERROR_STARTS: &[&str] = &[
 /// memory (see the file).
 #[test]
 fn valgrind() {
-    if !have("valgrind") {
-        println!("valgrind: skipped: valgrind is not installed (apt-get install valgrind)");
+    if !common::require_tool("valgrind", "valgrind", "valgrind") {
         return;
     }
-    let env = env();
     let start = Instant::now();
-    let supp = src("tests/reliability/valgrind.supp");
-    // The suppressions match the test binaries by directory.
-    let dir = env.out.join("valgrind_bin");
-    fs::create_dir_all(&dir).expect("create valgrind_bin");
+    let supp = common::repo().join("tests/reliability/valgrind.supp");
     let mut failures = Vec::new();
     let mut count = 0;
     for source in c_test_sources() {
@@ -653,28 +420,29 @@ fn valgrind() {
             continue;
         }
         count += 1;
-        let built = compile(
-            &format!("valgrind_bin/{name}"),
-            std::slice::from_ref(&source),
-            Link::Rsuring,
-            &[],
-        );
-        let args: Vec<String> = vec![
-            "--error-exitcode=99".into(),
-            "--leak-check=full".into(),
-            "--errors-for-leak-kinds=definite,indirect".into(),
-            "--show-leak-kinds=definite,indirect".into(),
-            format!("--suppressions={}", supp.display()),
-            built.display().to_string(),
-        ];
-        let mut r = run(valgrind_command(&args), Duration::from_secs(120));
+        // The suppressions match the test binaries by directory.
+        let built = program(&format!("valgrind_bin/{name}"), &source, &[]).build();
+        let valgrind = launch(
+            "valgrind",
+            &[
+                "--error-exitcode=99",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite,indirect",
+                "--show-leak-kinds=definite,indirect",
+            ],
+        )
+        .arg(format!("--suppressions={}", supp.display()))
+        .arg(&built)
+        .cwd(out_dir())
+        .timeout(Duration::from_secs(120));
+        let mut r = valgrind.run();
         let mut reports = valgrind_reports(&r.stderr);
-        if !r.ok() && r.code != Some(EXIT_SKIP) && reports.is_empty() {
+        if !r.ok() && !r.skipped() && reports.is_empty() {
             // No memory error, yet the program failed: its own timing
             // assertions under valgrind's slowdown. Memory is what this
             // test checks (c_tests checks behaviour): one more try.
             println!("valgrind {name}: failed without a memcheck error, retrying once");
-            r = run(valgrind_command(&args), Duration::from_secs(120));
+            r = valgrind.run();
             reports = valgrind_reports(&r.stderr);
         }
         let blocking: Vec<&Report> = reports
@@ -683,13 +451,23 @@ fn valgrind() {
             .collect();
         let tolerated = reports.len() - blocking.len();
         let status = match r.code {
-            Some(0) | Some(EXIT_SKIP) if blocking.is_empty() => "ok",
+            _ if r.timed_out => "FAILED",
+            Some(0) if blocking.is_empty() => "ok",
+            Some(EXIT_SKIP) if blocking.is_empty() => {
+                match skip_failure(&format!("valgrind {name}"), &r.stderr) {
+                    None => "skipped",
+                    Some(failure) => {
+                        failures.push(failure);
+                        "FAILED (skipped under strict mode)"
+                    }
+                }
+            }
             Some(99) if blocking.is_empty() => "ok (leaks outside rsuring only)",
             _ => "FAILED",
         };
         println!(
             "valgrind {name} ... {status} ({:.2}s)",
-            r.took.as_secs_f64()
+            r.elapsed.as_secs_f64()
         );
         for x in reports.iter().filter(|x| x.is_leak && !x.in_rsuring) {
             println!("    leak outside rsuring (tolerated):\n{}", x.text);
@@ -719,20 +497,22 @@ fn valgrind() {
 /// A seeded libFuzzer run of fuzz/ring_ops.c (at most ~45 s of fuzzing).
 #[test]
 fn fuzz_seeded() {
-    let env = env();
-    let mut cmd = Command::new("bash");
-    cmd.current_dir(&env.repo)
-        .env("RSURING_FUZZ_FRESH", "1")
-        .args([
+    let r = launch(
+        "bash",
+        &[
             "fuzz/run.sh",
             "-seed=1",
             "-runs=4000",
             "-max_total_time=45",
             "-timeout=20",
-        ]);
-    let r = run(cmd, Duration::from_secs(420));
-    if r.code == Some(EXIT_SKIP) {
-        println!("fuzz_seeded: skipped: {}", r.stderr.trim());
+        ],
+    )
+    .cwd(&common::repo())
+    .var("RSURING_FUZZ_FRESH", "1")
+    .timeout(Duration::from_secs(420))
+    .run();
+    if r.skipped() {
+        common::skip("fuzz_seeded", r.stderr.trim());
         return;
     }
     let stats: Vec<&str> = r
@@ -740,7 +520,10 @@ fn fuzz_seeded() {
         .lines()
         .filter(|l| l.starts_with("stat::") || l.starts_with("Done ") || l.contains("DONE "))
         .collect();
-    println!("fuzz_seeded: {:.1}s (build included)", r.took.as_secs_f64());
+    println!(
+        "fuzz_seeded: {:.1}s (build included)",
+        r.elapsed.as_secs_f64()
+    );
     for s in &stats {
         println!("    {s}");
     }
@@ -751,15 +534,10 @@ fn fuzz_seeded() {
 
 #[test]
 fn stress() {
-    let bin = compile(
-        "stress",
-        &[src("tests/reliability/stress.c")],
-        Link::Rsuring,
-        &["-O2"],
-    );
-    let mut cmd = Command::new(&bin);
-    cmd.args(["8", "2000", "1"]);
-    let r = run(cmd, Duration::from_secs(300));
+    let bin = program("stress", "tests/reliability/stress.c", &["-O2"]).build();
+    let r = launch(&bin, &["8", "2000", "1"])
+        .timeout(Duration::from_secs(300))
+        .run();
     println!("{}", r.stdout.trim());
     assert!(r.ok(), "stress failed: {}", r.describe());
 }
@@ -768,15 +546,10 @@ fn stress() {
 
 #[test]
 fn overflow_and_signals() {
-    let source = src("tests/reliability/overflow_signals.c");
-    let ours = compile(
-        "overflow_signals",
-        std::slice::from_ref(&source),
-        Link::Rsuring,
-        &["-O2", "-DWITH_RSURING"],
-    );
-    let r = run(Command::new(&ours), Duration::from_secs(120));
-    println!("overflow_and_signals: {:.1}s", r.took.as_secs_f64());
+    let source = "tests/reliability/overflow_signals.c";
+    let ours = program("overflow_signals", source, &["-O2", "-DWITH_RSURING"]).build();
+    let r = launch(&ours, &[]).timeout(Duration::from_secs(120)).run();
+    println!("overflow_and_signals: {:.1}s", r.elapsed.as_secs_f64());
     print!("{}", r.stdout);
     assert!(
         r.ok(),
@@ -784,17 +557,17 @@ fn overflow_and_signals() {
         r.describe()
     );
 
-    if debian_liburing().is_none() || !Path::new("/usr/include/liburing.h").exists() {
-        println!("overflow_and_signals: no Debian liburing(-dev): no comparison");
+    if common::debian_liburing().is_none() || !Path::new(common::DEBIAN_HEADER).exists() {
+        common::skip(
+            "overflow_and_signals: the comparison with Debian's liburing",
+            "Debian's liburing is not installed (Debian packages liburing2, liburing-dev)",
+        );
         return;
     }
-    let theirs = compile(
-        "overflow_signals.liburing",
-        &[source],
-        Link::System,
-        &["-O2"],
-    );
-    let l = run(Command::new(&theirs), Duration::from_secs(120));
+    let theirs = program("overflow_signals.liburing", source, &["-O2"])
+        .debian()
+        .build();
+    let l = launch(&theirs, &[]).timeout(Duration::from_secs(120)).run();
     assert!(
         l.ok(),
         "overflow_signals on Debian's liburing failed (the kernel, not rsuring?): {}",
@@ -821,19 +594,22 @@ fn overflow_and_signals() {
 
 #[test]
 fn real_programs() {
-    let env = env();
-    let work = env.out.join("real_programs");
+    let work = out_dir().join("real_programs");
     let _ = fs::remove_dir_all(&work);
-    let mut cmd = Command::new("bash");
-    cmd.arg(src("tests/reliability/real_programs.sh"))
-        .arg(&env.lib)
-        .arg(&work);
-    let r = run(cmd, Duration::from_secs(300));
+    let r = launch("bash", &[])
+        .arg(common::repo().join("tests/reliability/real_programs.sh"))
+        .arg(&common::area().lib)
+        .arg(&work)
+        .timeout(Duration::from_secs(300))
+        .run();
     print!("{}", r.stdout);
-    if r.code == Some(EXIT_SKIP) {
-        println!("real_programs: skipped: {}", r.stderr.trim());
+    if r.skipped() {
+        // Some or all of the programs are missing (the lines say which);
+        // those that ran passed.
+        let missing: Vec<&str> = r.stderr.lines().filter(|l| l.contains("skipped")).collect();
+        common::skip("real_programs", &missing.join("; "));
         return;
     }
-    println!("real_programs: {:.1}s", r.took.as_secs_f64());
+    println!("real_programs: {:.1}s", r.elapsed.as_secs_f64());
     assert!(r.ok(), "real programs failed: {}", r.describe());
 }

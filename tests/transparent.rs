@@ -5,12 +5,12 @@
 //! nobody (`setpriv`), as a setuid binary, under `taskset -c 0` and under
 //! `strace`, with and without the variable, and against Debian's liburing.
 //!
-//! Programs are built like those of `tests/sqpoll.rs`: against our
-//! headers and linked to `<target-dir>/<profile>/librsuring.so` through an
-//! RPATH directory holding a `liburing.so.2` link (checked with `ldd`), or
-//! against Debian's header and `-luring` ("unmodified binaries", given our
-//! library with `LD_PRELOAD`). Each runs in its own process group with a
-//! timeout and an environment stripped of `RSURING_*`, `LD_PRELOAD` and
+//! Programs are built and run by the shared harness (`tests/common`), like
+//! those of `tests/sqpoll.rs`: against our headers and linked to our
+//! library through an RPATH directory (checked with `ldd`), or against
+//! Debian's header and `-luring` ("unmodified binaries", given our library
+//! with `LD_PRELOAD`). Each runs in its own process group with a timeout
+//! and an environment stripped of `RSURING_*`, `LD_PRELOAD` and
 //! `LD_LIBRARY_PATH`. Exit 0 is a pass, 77 a skip (a failure when
 //! `RSURING_STRICT=1`), anything else a failure shown with its output and a
 //! command line to reproduce. A passing program writes nothing on stderr
@@ -20,22 +20,15 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::fs;
-use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Once;
+use std::time::Duration;
+
+use common::{launch, unique, CProgram, Launch, Removed, Run, NOBODY};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-const EXIT_SKIP: i32 = 77;
-const DEBIAN_HEADER: &str = "/usr/include/liburing.h";
-/// nobody/nogroup on Debian.
-const NOBODY: u32 = 65534;
 /// Words of which a credentials note must contain one (any case).
 const CRED_REASON: &[&str] = &[
     "credential",
@@ -48,382 +41,113 @@ const CRED_REASON: &[&str] = &[
 const CPU_REASON: &[&str] = &["cpu", "affinity"];
 const FORK_REASON: &[&str] = &["fork", "child", "parent", "owner"];
 
-fn strict() -> bool {
-    std::env::var("RSURING_STRICT").as_deref() == Ok("1")
-}
-
-/// A test that cannot run here: a failure in strict mode (CI), else
-/// reported on stderr. Returns false so callers can `return`.
-fn skip(why: &str) -> bool {
-    assert!(!strict(), "RSURING_STRICT=1: cannot skip: {why}");
-    eprintln!("SKIPPED: {why}");
-    false
-}
-
-struct Env {
-    repo: PathBuf,
-    lib: PathBuf,
-    lib_dir: PathBuf,
-    bin_dir: PathBuf,
-}
-
-fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
+fn require_root() {
+    static ROOT: Once = Once::new();
+    ROOT.call_once(|| {
         // SAFETY: geteuid has no preconditions.
         assert_eq!(
             unsafe { libc::geteuid() },
             0,
             "these tests switch users and must run as root"
         );
-        let lib = common::library();
-        let lib_dir = common::library_dir("transparent_tests/lib", &lib);
-        let bin_dir = common::profile_dir().join("transparent_tests/bin");
-        fs::create_dir_all(&bin_dir).expect("create transparent_tests/bin");
-        Env {
-            repo: common::repo(),
-            lib,
-            lib_dir,
-            bin_dir,
-        }
-    })
+    });
 }
 
-fn lib_str() -> String {
-    env().lib.display().to_string()
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-enum Kind {
-    /// Our `include/` (rsuring.h), linked to our library.
-    Ours,
-    /// Debian's `<liburing.h>` and `-luring`: an unmodified binary.
-    Debian,
-}
-
-/// A unique name for something a test creates under the target directory.
-fn unique(stem: &str) -> String {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{stem}.{}.{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A file or directory under the target directory, removed when dropped
-/// (also when the test panics).
-struct Removed(PathBuf);
-
-impl Drop for Removed {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0).or_else(|_| fs::remove_file(&self.0));
-    }
-}
-
-/// Compiles `c_tests/transparent/<name>.c` (once per test process) with
-/// the extra `-D` definitions; returns the binary.
-fn build(name: &str, kind: Kind, defines: &[&str]) -> PathBuf {
-    type Key = (String, Kind, Vec<String>);
-    static BUILT: OnceLock<Mutex<HashMap<Key, PathBuf>>> = OnceLock::new();
-    let env = env();
-    let key: Key = (
-        name.to_string(),
-        kind,
-        defines.iter().map(|d| d.to_string()).collect(),
-    );
-    // A failed build panics with the lock held; the others still go on.
-    let mut built = BUILT
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = built.get(&key) {
-        return p.clone();
-    }
-    if kind == Kind::Debian && !Path::new(DEBIAN_HEADER).exists() {
-        panic!("{DEBIAN_HEADER} is missing: install liburing-dev (Debian's liburing)");
-    }
-    let src = env
-        .repo
-        .join("c_tests/transparent")
-        .join(format!("{name}.c"));
+/// Compiles `c_tests/transparent/<name>.c` against our header and library
+/// (once per test process) with the extra `-D` definitions.
+fn build(name: &str, defines: &[&str]) -> PathBuf {
+    require_root();
     let mut stem = name.to_string();
-    if kind == Kind::Debian {
-        stem.push_str("-debian");
-    }
     for d in defines {
         stem.push('-');
         stem.push_str(&d.replace(['=', '/'], "_"));
     }
-    let out = env.bin_dir.join(&stem);
-    // Build under a private name, then rename: other test processes may be
-    // running the previous binary.
-    let tmp = env.bin_dir.join(unique(&format!(".{stem}")));
-    let mut cmd = common::c_compiler(2);
-    cmd.args([
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-std=gnu11",
-        "-D_GNU_SOURCE",
-        "-pthread",
-    ]);
-    for d in defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    match kind {
-        Kind::Ours => {
-            cmd.arg(format!("-I{}", env.repo.join("include").display()));
-            cmd.arg("-o").arg(&tmp).arg(&src).arg(&env.lib);
-            // DT_RPATH (not RUNPATH): LD_LIBRARY_PATH cannot redirect it,
-            // and the dynamic loader honours it for setuid programs too.
-            cmd.arg(format!(
-                "-Wl,--disable-new-dtags,-rpath,{}",
-                env.lib_dir.display()
-            ));
-        }
-        Kind::Debian => {
-            cmd.arg("-DSQ_DEBIAN");
-            cmd.arg("-o").arg(&tmp).arg(&src).arg("-luring");
-        }
-    }
-    let shown = std::iter::once(cmd.get_program())
-        .chain(cmd.get_args())
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let res = cmd.output().expect("run the C compiler");
-    assert!(
-        res.status.success(),
-        "compiling {name} ({kind:?}) failed:\n{shown}\n{}{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
-    fs::rename(&tmp, &out).expect("rename the binary");
-    check_resolution(&out, kind);
-    built.insert(key, out.clone());
-    out
+    let program = CProgram::new(&stem, format!("c_tests/transparent/{name}.c"));
+    defines.iter().fold(program, |p, d| p.define(d)).build()
 }
 
-/// `ldd`: our programs must load our library as liburing.so.2, the Debian
-/// ones Debian's.
-fn check_resolution(bin: &Path, kind: Kind) {
-    let res = Command::new("ldd")
-        .arg(bin)
-        .env_remove("LD_PRELOAD")
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("run ldd");
-    let text = String::from_utf8_lossy(&res.stdout);
-    let resolved = text
-        .lines()
-        .find_map(|l| {
-            let (name, rest) = l.trim().split_once(" => ")?;
-            (name == "liburing.so.2").then(|| rest.split(" (").next().unwrap().trim().to_string())
-        })
-        .unwrap_or_else(|| panic!("ldd {}: no liburing.so.2 line:\n{text}", bin.display()));
-    let resolved = Path::new(&resolved)
-        .canonicalize()
-        .unwrap_or_else(|e| panic!("ldd {}: {resolved}: {e}\n{text}", bin.display()));
-    match kind {
-        Kind::Ours => assert_eq!(resolved, env().lib, "{}:\n{text}", bin.display()),
-        Kind::Debian => assert_ne!(resolved, env().lib, "{}:\n{text}", bin.display()),
-    }
+fn ours(name: &str) -> PathBuf {
+    build(name, &[])
 }
 
-/// How one program run is launched: the environment, and the wrappers
-/// (strace outermost, then taskset, then setpriv).
-struct Launch {
-    bin: PathBuf,
-    args: Vec<String>,
-    vars: Vec<(String, String)>,
-    user: Option<u32>,
-    pin_cpu0: bool,
-    strace_to: Option<PathBuf>,
+/// An unmodified binary: Debian's `<liburing.h>` and `-luring`.
+fn debian(name: &str) -> PathBuf {
+    require_root();
+    CProgram::new(
+        &format!("{name}-debian"),
+        format!("c_tests/transparent/{name}.c"),
+    )
+    .debian()
+    .define("SQ_DEBIAN")
+    .build()
 }
 
-fn launch(bin: &Path, args: &[&str]) -> Launch {
-    Launch {
-        bin: bin.to_path_buf(),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        vars: Vec::new(),
-        user: None,
-        pin_cpu0: false,
-        strace_to: None,
-    }
-}
-
-impl Launch {
-    fn var(mut self, k: &str, v: &str) -> Self {
-        self.vars.push((k.into(), v.into()));
-        self
-    }
-
+/// The launches these tests need, on top of the harness's.
+trait Scenario {
     /// RSURING_SQPOLL=1.
+    fn sqpoll(self) -> Self;
+    /// RSURING_SQPOLL=1 where the contract grants it to an unprivileged
+    /// process: the process runs on CPU 0 (taskset -c 0) and its poller
+    /// gets CPU 1 (RSURING_SQPOLL_CPUS=1), so the two never compete.
+    fn sqpoll_with_poller_cpu(self) -> Self;
+    /// The process may run on CPU 0 only (taskset -c 0).
+    fn pin_cpu0(self) -> Self;
+    /// strace -f -e trace=io_uring_enter -o `out`, outermost.
+    fn strace(self, out: &Path) -> Self;
+    /// Runs it with TIMEOUT.
+    fn go(self) -> Run;
+}
+
+impl Scenario for Launch {
     fn sqpoll(self) -> Self {
         self.var("RSURING_SQPOLL", "1")
     }
 
-    /// RSURING_SQPOLL=1 where the contract grants it to an unprivileged
-    /// process: the process runs on CPU 0 (taskset -c 0) and its poller
-    /// gets CPU 1 (RSURING_SQPOLL_CPUS=1), so the two never compete.
     fn sqpoll_with_poller_cpu(self) -> Self {
         self.sqpoll().var("RSURING_SQPOLL_CPUS", "1").pin_cpu0()
     }
 
-    /// Our library under LD_PRELOAD (for the Debian builds).
-    fn preload(self) -> Self {
-        let lib = lib_str();
-        self.var("LD_PRELOAD", &lib)
+    fn pin_cpu0(self) -> Self {
+        self.cpus("0")
     }
 
-    /// Runs as `uid`/`gid` = `user`, no supplementary groups, no
-    /// capabilities (setpriv; exec as a non-root user drops them).
-    fn user(mut self, user: u32) -> Self {
-        self.user = Some(user);
-        self
+    fn strace(self, out: &Path) -> Self {
+        let out = out.display().to_string();
+        self.wrap(&[
+            "strace",
+            "-f",
+            "-qq",
+            "-e",
+            "trace=io_uring_enter",
+            "-o",
+            &out,
+        ])
     }
 
-    fn nobody(self) -> Self {
-        self.user(NOBODY)
-    }
-
-    /// The process may run on CPU 0 only (taskset -c 0).
-    fn pin_cpu0(mut self) -> Self {
-        self.pin_cpu0 = true;
-        self
-    }
-
-    /// strace -f -e trace=io_uring_enter -o `out`.
-    fn strace(mut self, out: &Path) -> Self {
-        self.strace_to = Some(out.to_path_buf());
-        self
-    }
-
-    fn argv(&self) -> Vec<String> {
-        let mut argv = Vec::new();
-        if let Some(out) = &self.strace_to {
-            argv.extend(
-                ["strace", "-f", "-qq", "-e", "trace=io_uring_enter", "-o"].map(String::from),
-            );
-            argv.push(out.display().to_string());
-        }
-        if self.pin_cpu0 {
-            argv.extend(["taskset", "-c", "0"].map(String::from));
-        }
-        if let Some(u) = self.user {
-            argv.push("setpriv".into());
-            argv.push(format!("--reuid={u}"));
-            argv.push(format!("--regid={u}"));
-            argv.push("--clear-groups".into());
-            argv.push("--".into());
-        }
-        argv.push(self.bin.display().to_string());
-        argv.extend(self.args.iter().cloned());
-        argv
-    }
-
-    /// Runs it, killing its whole process group after TIMEOUT.
-    fn run(self) -> Run {
-        let argv = self.argv();
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        for (k, _) in std::env::vars_os() {
-            if let Some(k) = k.to_str() {
-                if k.starts_with("RSURING_") || k == "LD_PRELOAD" || k == "LD_LIBRARY_PATH" {
-                    cmd.env_remove(k);
-                }
-            }
-        }
-        let mut cmdline = String::new();
-        for (k, v) in &self.vars {
-            cmd.env(k, v);
-            cmdline.push_str(&format!("{k}={v} "));
-        }
-        cmdline.push_str(&argv.join(" "));
-
-        let start = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-        let pid = child.id() as libc::pid_t;
-        let reader = |mut pipe: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let _ = pipe.read_to_end(&mut buf);
-                String::from_utf8_lossy(&buf).into_owned()
-            })
-        };
-        let out_t = reader(Box::new(child.stdout.take().unwrap()));
-        let err_t = reader(Box::new(child.stderr.take().unwrap()));
-        let mut timed_out = false;
-        let status = loop {
-            if let Some(st) = child.try_wait().expect("wait for the program") {
-                break st;
-            }
-            if start.elapsed() > TIMEOUT {
-                timed_out = true;
-                // SAFETY: kill(2) on the program's own process group.
-                unsafe { libc::kill(-pid, libc::SIGKILL) };
-                break child.wait().expect("wait for the killed program");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        // Forked children that outlived the program would hold the pipes.
-        // SAFETY: as above; ESRCH when the group is already gone.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let elapsed = start.elapsed();
-        eprintln!("[{elapsed:>8.2?}] exit {:?}: {cmdline}", status.code());
-        let r = Run {
-            code: status.code(),
-            stdout: out_t.join().unwrap(),
-            stderr: err_t.join().unwrap(),
-            cmdline,
-            elapsed,
-        };
-        assert!(
-            !timed_out,
-            "program timed out after {TIMEOUT:?} (killed):\n{}",
-            r.describe()
-        );
-        if let Some(sig) = status.signal() {
-            panic!("program killed by signal {sig}:\n{}", r.describe());
-        }
-        r
+    fn go(self) -> Run {
+        self.timeout(TIMEOUT).run()
     }
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    cmdline: String,
-    elapsed: Duration,
-}
-
-impl Run {
-    fn describe(&self) -> String {
-        format!(
-            "$ {}\nexit: {:?} after {:.2?}\n--- stdout ---\n{}--- stderr ---\n{}",
-            self.cmdline, self.code, self.elapsed, self.stdout, self.stderr
-        )
-    }
-
+/// What these tests read from a run, on top of the harness's.
+trait Notes {
     /// Panics unless the program passed; false when it skipped (allowed
     /// only outside strict mode).
+    fn passed(&self) -> bool;
+    /// The library's lines on stderr (a passing program writes none).
+    fn notes(&self) -> Vec<&str>;
+    /// Passed with nothing on stderr.
+    fn assert_silent(&self, what: &str);
+    /// Exactly one note line, naming RSURING_SQPOLL (when `names_var`) and
+    /// containing one of the `reason` words (any case). Returns it.
+    fn assert_one_note(&self, what: &str, names_var: bool, reason: &[&str]) -> String;
+}
+
+impl Notes for Run {
     fn passed(&self) -> bool {
-        if self.code == Some(EXIT_SKIP) {
-            return skip(&format!("the kernel lacks a feature:\n{}", self.describe()));
-        }
-        assert!(self.code == Some(0), "program failed:\n{}", self.describe());
-        true
+        self.expect_pass()
     }
 
-    /// The library's lines on stderr (a passing program writes none).
     fn notes(&self) -> Vec<&str> {
         self.stderr
             .lines()
@@ -431,17 +155,6 @@ impl Run {
             .collect()
     }
 
-    /// The value of `key=value` on stdout (first occurrence).
-    fn field(&self, key: &str) -> String {
-        let prefix = format!("{key}=");
-        self.stdout
-            .split_whitespace()
-            .find_map(|tok| tok.strip_prefix(&prefix))
-            .unwrap_or_else(|| panic!("no {key}= in the output:\n{}", self.describe()))
-            .to_string()
-    }
-
-    /// Passed with nothing on stderr.
     fn assert_silent(&self, what: &str) {
         assert!(
             self.notes().is_empty(),
@@ -450,8 +163,6 @@ impl Run {
         );
     }
 
-    /// Exactly one note line, naming RSURING_SQPOLL (when `names_var`) and
-    /// containing one of the `reason` words (any case). Returns it.
     fn assert_one_note(&self, what: &str, names_var: bool, reason: &[&str]) -> String {
         let notes = self.notes();
         assert_eq!(
@@ -480,16 +191,8 @@ impl Run {
 
 /// Builds and runs one program, requiring a pass; None when it skipped.
 fn pass(l: Launch) -> Option<Run> {
-    let r = l.run();
+    let r = l.go();
     r.passed().then_some(r)
-}
-
-fn ours(name: &str) -> PathBuf {
-    build(name, Kind::Ours, &[])
-}
-
-fn debian(name: &str) -> PathBuf {
-    build(name, Kind::Debian, &[])
 }
 
 // ---------------------------------------------------------------------------
@@ -499,7 +202,7 @@ fn debian(name: &str) -> PathBuf {
 /// thread), one note for the process.
 #[test]
 fn cred_root_process_gets_plain_rings_and_one_note() {
-    let Some(r) = pass(launch(&ours("rings"), &["plain"]).sqpoll()) else {
+    let Some(r) = pass(launch(ours("rings"), &["plain"]).sqpoll()) else {
         return;
     };
     assert!(r.stdout.contains("uid=0/0/0"), "{}", r.describe());
@@ -510,7 +213,7 @@ fn cred_root_process_gets_plain_rings_and_one_note() {
 /// regain them, so it is refused like root.
 #[test]
 fn cred_permitted_capabilities_refuse_transparent_sqpoll() {
-    if let Some(r) = pass(launch(&ours("cred"), &["plain", "keepcaps"]).sqpoll()) {
+    if let Some(r) = pass(launch(ours("cred"), &["plain", "keepcaps"]).sqpoll()) {
         r.assert_one_note("permitted capabilities", true, CRED_REASON);
     }
 }
@@ -519,7 +222,7 @@ fn cred_permitted_capabilities_refuse_transparent_sqpoll() {
 /// 1000, so it is refused.
 #[test]
 fn cred_differing_saved_uid_refuses_transparent_sqpoll() {
-    if let Some(r) = pass(launch(&ours("cred"), &["plain", "saved-id"]).sqpoll()) {
+    if let Some(r) = pass(launch(ours("cred"), &["plain", "saved-id"]).sqpoll()) {
         r.assert_one_note("saved uid differs", true, CRED_REASON);
     }
 }
@@ -530,7 +233,7 @@ fn cred_differing_saved_uid_refuses_transparent_sqpoll() {
 #[test]
 fn cred_at_secure_setuid_binary_gets_plain_rings() {
     let bin = ours("rings");
-    let dir = Removed(env().bin_dir.join(unique("suid")));
+    let dir = Removed(common::area().bin_dir.join(unique("suid")));
     fs::create_dir(&dir.0).expect("create the setuid directory");
     fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
     let copy = dir.0.join("rings");
@@ -538,7 +241,7 @@ fn cred_at_secure_setuid_binary_gets_plain_rings() {
     std::os::unix::fs::chown(&copy, Some(NOBODY), Some(NOBODY)).expect("chown");
     // chown clears set-id bits: set them after it.
     fs::set_permissions(&copy, fs::Permissions::from_mode(0o4755)).unwrap();
-    let r = launch(&copy, &["plain"]).sqpoll().user(4242).run();
+    let r = launch(&copy, &["plain"]).sqpoll().user(4242).go();
     if !r.passed() {
         return;
     }
@@ -554,16 +257,16 @@ fn cred_at_secure_setuid_binary_gets_plain_rings() {
 fn cred_dropped_privileges_cannot_open_root_files_through_the_ring() {
     let args = ["plain", "drop-after-setup"];
     // Reference: Debian's liburing.
-    let Some(r) = pass(launch(&debian("cred"), &args)) else {
+    let Some(r) = pass(launch(debian("cred"), &args)) else {
         return;
     };
     r.assert_silent("Debian's liburing");
-    pass(launch(&ours("cred"), &args))
+    pass(launch(ours("cred"), &args))
         .unwrap()
         .assert_silent("rsuring without RSURING_SQPOLL");
-    let r = pass(launch(&ours("cred"), &args).sqpoll()).unwrap();
+    let r = pass(launch(ours("cred"), &args).sqpoll()).unwrap();
     r.assert_one_note("ring created as root", true, CRED_REASON);
-    let r = pass(launch(&debian("cred"), &args).preload().sqpoll()).unwrap();
+    let r = pass(launch(debian("cred"), &args).preload().sqpoll()).unwrap();
     r.assert_one_note("unmodified binary, ring created as root", true, CRED_REASON);
 }
 
@@ -572,7 +275,7 @@ fn cred_dropped_privileges_cannot_open_root_files_through_the_ring() {
 #[test]
 fn cred_unprivileged_process_gets_transparent_sqpoll() {
     let Some(r) = pass(
-        launch(&ours("rings"), &["transparent"])
+        launch(ours("rings"), &["transparent"])
             .sqpoll_with_poller_cpu()
             .nobody(),
     ) else {
@@ -580,7 +283,7 @@ fn cred_unprivileged_process_gets_transparent_sqpoll() {
     };
     r.assert_silent("unprivileged, transparent");
     pass(
-        launch(&debian("rings"), &["transparent"])
+        launch(debian("rings"), &["transparent"])
             .preload()
             .sqpoll_with_poller_cpu()
             .nobody(),
@@ -595,7 +298,7 @@ fn cred_unprivileged_process_gets_transparent_sqpoll() {
 #[test]
 fn cred_unprivileged_fork_child_gets_transparent_sqpoll() {
     if let Some(r) =
-        pass(launch(&ours("cred"), &["transparent", "unpriv-fork"]).sqpoll_with_poller_cpu())
+        pass(launch(ours("cred"), &["transparent", "unpriv-fork"]).sqpoll_with_poller_cpu())
     {
         r.assert_silent("child dropped to nobody before its first ring");
     }
@@ -611,12 +314,12 @@ fn cred_unprivileged_fork_child_gets_transparent_sqpoll() {
 #[test]
 fn fork_child_on_inherited_ring_fails_cleanly_while_parent_lives() {
     let args = ["parent-alive"];
-    let Some(r) = pass(launch(&ours("forkring"), &["plain", args[0]]).nobody()) else {
+    let Some(r) = pass(launch(ours("forkring"), &["plain", args[0]]).nobody()) else {
         return;
     };
     r.assert_silent("plain ring, child reads into its own memory");
     let r = pass(
-        launch(&ours("forkring"), &["transparent", args[0]])
+        launch(ours("forkring"), &["transparent", args[0]])
             .sqpoll_with_poller_cpu()
             .nobody(),
     )
@@ -629,12 +332,12 @@ fn fork_child_on_inherited_ring_fails_cleanly_while_parent_lives() {
 /// its own new ring works.
 #[test]
 fn fork_child_on_inherited_ring_fails_promptly_after_parent_exit() {
-    let Some(r) = pass(launch(&ours("forkring"), &["plain", "parent-exited"]).nobody()) else {
+    let Some(r) = pass(launch(ours("forkring"), &["plain", "parent-exited"]).nobody()) else {
         return;
     };
     r.assert_silent("plain ring, parent exited");
     let r = pass(
-        launch(&ours("forkring"), &["transparent", "parent-exited"])
+        launch(ours("forkring"), &["transparent", "parent-exited"])
             .sqpoll_with_poller_cpu()
             .nobody(),
     )
@@ -651,10 +354,10 @@ fn fork_child_on_inherited_ring_fails_promptly_after_parent_exit() {
 /// consumed on return. Same program on Debian's liburing as the reference.
 #[test]
 fn exported_io_uring_enter_behaves_as_on_a_plain_ring() {
-    if pass(launch(&debian("enter"), &["plain"])).is_none() {
+    if pass(launch(debian("enter"), &["plain"])).is_none() {
         return;
     }
-    pass(launch(&ours("enter"), &["plain"]))
+    pass(launch(ours("enter"), &["plain"]))
         .unwrap()
         .assert_silent("plain");
     for (bin, preload) in [(ours("enter"), false), (debian("enter"), true)] {
@@ -677,15 +380,15 @@ fn exported_io_uring_enter_behaves_as_on_a_plain_ring() {
 #[test]
 fn submit_counts_equal_a_plain_ring() {
     let args = |m| vec![m, "batches"];
-    if pass(launch(&debian("counts"), &args("plain"))).is_none() {
+    if pass(launch(debian("counts"), &args("plain"))).is_none() {
         return;
     }
-    pass(launch(&ours("counts"), &args("plain")))
+    pass(launch(ours("counts"), &args("plain")))
         .unwrap()
         .assert_silent("plain");
     let idle = ("RSURING_SQPOLL_IDLE_MS", "10");
     pass(
-        launch(&ours("counts"), &args("transparent"))
+        launch(ours("counts"), &args("transparent"))
             .sqpoll_with_poller_cpu()
             .var(idle.0, idle.1)
             .nobody(),
@@ -693,7 +396,7 @@ fn submit_counts_equal_a_plain_ring() {
     .unwrap()
     .assert_silent("transparent");
     pass(
-        launch(&debian("counts"), &args("transparent"))
+        launch(debian("counts"), &args("transparent"))
             .preload()
             .sqpoll_with_poller_cpu()
             .var(idle.0, idle.1)
@@ -711,10 +414,10 @@ fn submit_counts_equal_a_plain_ring() {
 #[test]
 fn submit_counts_after_a_failing_sqe_mid_batch() {
     let args = |m| vec![m, "midfail"];
-    let Some(reference) = pass(launch(&debian("counts"), &args("plain"))) else {
+    let Some(reference) = pass(launch(debian("counts"), &args("plain"))) else {
         return;
     };
-    let plain = pass(launch(&ours("counts"), &args("plain"))).unwrap();
+    let plain = pass(launch(ours("counts"), &args("plain"))).unwrap();
     plain.assert_silent("plain");
     for key in ["midfail_submits", "midfail_cqes"] {
         assert_eq!(
@@ -726,7 +429,7 @@ fn submit_counts_after_a_failing_sqe_mid_batch() {
         );
     }
     let t = pass(
-        launch(&ours("counts"), &args("transparent"))
+        launch(ours("counts"), &args("transparent"))
             .sqpoll_with_poller_cpu()
             .nobody(),
     )
@@ -794,7 +497,7 @@ fn every_submit_variant_returns_after_consumption() {
 #[test]
 fn single_cpu_affinity_refuses_transparent_sqpoll() {
     let Some(r) = pass(
-        launch(&ours("rings"), &["plain"])
+        launch(ours("rings"), &["plain"])
             .sqpoll()
             .nobody()
             .pin_cpu0(),
@@ -809,7 +512,7 @@ fn single_cpu_affinity_refuses_transparent_sqpoll() {
 /// any CPU the process runs on: refused, one note naming the reason.
 #[test]
 fn unbound_poller_refuses_transparent_sqpoll() {
-    if let Some(r) = pass(launch(&ours("rings"), &["plain"]).sqpoll().nobody()) {
+    if let Some(r) = pass(launch(ours("rings"), &["plain"]).sqpoll().nobody()) {
         r.assert_one_note("RSURING_SQPOLL_CPUS unset", true, CPU_REASON);
     }
 }
@@ -818,7 +521,7 @@ fn unbound_poller_refuses_transparent_sqpoll() {
 /// too.
 #[test]
 fn sqpoll_cpus_on_the_only_allowed_cpu_refuses_transparent_sqpoll() {
-    let l = launch(&ours("rings"), &["plain"])
+    let l = launch(ours("rings"), &["plain"])
         .sqpoll()
         .var("RSURING_SQPOLL_CPUS", "0")
         .nobody()
@@ -833,10 +536,13 @@ fn sqpoll_cpus_on_the_only_allowed_cpu_refuses_transparent_sqpoll() {
 #[test]
 fn sqpoll_cpus_on_another_cpu_keeps_transparent_sqpoll() {
     if !Path::new("/sys/devices/system/cpu/cpu1").exists() {
-        skip("needs a CPU 1");
+        common::skip(
+            "sqpoll_cpus_on_another_cpu_keeps_transparent_sqpoll",
+            "needs a CPU 1",
+        );
         return;
     }
-    let l = launch(&ours("rings"), &["transparent"])
+    let l = launch(ours("rings"), &["transparent"])
         .sqpoll_with_poller_cpu()
         .var("RSURING_SQPOLL_CPUS", "1")
         .nobody()
@@ -846,31 +552,21 @@ fn sqpoll_cpus_on_another_cpu_keeps_transparent_sqpoll() {
     }
 }
 
-fn have_strace() -> bool {
-    Command::new("strace")
-        .arg("-V")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// 20 single reads 50 ms apart with RSURING_SQPOLL_IDLE_MS=10: at most one
 /// IORING_ENTER_SQ_WAKEUP io_uring_enter per submit call (counted with
 /// strace -f), on a ring that is transparent (checked by the program).
 #[test]
 fn at_most_one_wakeup_enter_per_submit() {
-    if !have_strace() {
-        skip("strace is not installed (apt-get install strace)");
+    if !common::require_tool("at_most_one_wakeup_enter_per_submit", "strace", "strace") {
         return;
     }
-    let out = Removed(env().bin_dir.join(unique("strace")));
-    let r = launch(&ours("wakeups"), &["transparent"])
+    let out = Removed(common::area().bin_dir.join(unique("strace")));
+    let r = launch(ours("wakeups"), &["transparent"])
         .sqpoll_with_poller_cpu()
         .var("RSURING_SQPOLL_IDLE_MS", "10")
         .nobody()
         .strace(&out.0)
-        .run();
+        .go();
     let trace = fs::read_to_string(&out.0).unwrap_or_default();
     if !r.passed() {
         return;
@@ -935,7 +631,7 @@ fn long_link_chain_on_a_shared_poller_is_noted_once() {
     let bin = ours("chains");
     let mut failed = Vec::new();
     for (how, l) in chain_setups(&bin, "long") {
-        let r = l.run();
+        let r = l.go();
         if !r.passed() {
             return;
         }
@@ -969,7 +665,7 @@ fn short_link_chains_on_a_shared_poller_print_nothing() {
 /// The member of struct rsuring_stats (include/rsuring.h) that counts
 /// split link chains: the first `__u64` whose name mentions a chain.
 fn split_chain_field() -> Option<String> {
-    let header = fs::read_to_string(env().repo.join("include/rsuring.h")).expect("rsuring.h");
+    let header = fs::read_to_string(common::repo().join("include/rsuring.h")).expect("rsuring.h");
     let body = header
         .split("struct rsuring_stats {")
         .nth(1)?
@@ -992,11 +688,7 @@ fn split_link_chains_are_counted_in_statistics() {
              chains (no __u64 member whose name contains \"chain\")"
         )
     });
-    let bin = build(
-        "chains",
-        Kind::Ours,
-        &[&format!("SPLIT_CHAIN_FIELD={field}")],
-    );
+    let bin = build("chains", &[&format!("SPLIT_CHAIN_FIELD={field}")]);
     for length in ["short", "long"] {
         for (how, l) in chain_setups(&bin, length) {
             if let Some(r) = pass(l) {
@@ -1032,7 +724,7 @@ fn plain_programs_without_rsuring_sqpoll_print_nothing() {
         }
     }
     for pinned in [false, true] {
-        let mut l = launch(&ours("rings"), &["plain"]).nobody();
+        let mut l = launch(ours("rings"), &["plain"]).nobody();
         if pinned {
             l = l.pin_cpu0();
         }

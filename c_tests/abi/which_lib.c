@@ -5,7 +5,9 @@
  * io_uring_submit and io_uring_queue_init, so the ABI test can tell whether
  * LD_PRELOAD / LD_LIBRARY_PATH substituted rsuring.
  */
-#define _GNU_SOURCE
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr */
+#endif
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <liburing.h>

@@ -12,8 +12,9 @@
 #                  (default: the compiler's standard search path)
 #   RSURING_INCLUDE  rsuring's include directory (default: <repo>/include)
 #
-# Exit status: 0 identical, 1 mismatch or build failure,
-#              77 reference header not installed (skipped).
+# Exit status: 0 identical, 1 mismatch or build failure; without the
+# reference header, 1 under RSURING_STRICT=1, else 0 with a SKIPPED line
+# (scripts/lib/skip.sh).
 
 set -u
 
@@ -24,6 +25,8 @@ ours_inc=${RSURING_INCLUDE:-$root/include}
 ref_inc=${REF_INCLUDE:-}
 cflags="-std=gnu11 -Wall -Wextra -Werror"
 
+. "$root/scripts/lib/skip.sh"
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rsuring-layout.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
@@ -31,8 +34,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 printf '#include <liburing.h>\n' > "$tmp/probe.c"
 if ! $cc ${ref_inc:+-I"$ref_inc"} -fsyntax-only "$tmp/probe.c" 2>/dev/null
 then
-	echo "layout: SKIP: no reference <liburing.h> (install liburing-dev or set REF_INCLUDE)"
-	exit 77
+	skip "no reference <liburing.h> (Debian package liburing-dev, which scripts/setup.sh installs, or set REF_INCLUDE)"
 fi
 
 # liburing.h includes the cbindgen-generated liburing/rsuring_api.h.  The

@@ -74,7 +74,7 @@ int main(void)
 	CHECK_EQ(count_sqp_threads(), 0);
 
 	for (keep = 0; keep < 2; keep++) {
-		STEP("churn, keep %d", keep);
+		T_STEP("churn, keep %d", keep);
 		CHECK(pthread_barrier_init(&start, NULL, THREADS) == 0);
 		for (i = 0; i < THREADS; i++) {
 			ret = pthread_create(&th[i], NULL, churn, (void *)(long)i);
@@ -84,14 +84,14 @@ int main(void)
 			CHECK(pthread_join(th[i], NULL) == 0);
 		pthread_barrier_destroy(&start);
 		if (!keep) {
-			STEP("after the churn without kept rings");
+			T_STEP("after the churn without kept rings");
 			CHECK_EQ(count_fds(), fds0);
 			CHECK_NO_POLLERS();
 		}
 	}
 	keep = 1;
 
-	STEP("kept rings after the churn");
+	T_STEP("kept rings after the churn");
 	CHECK_POLLERS(2, 0, 1);
 	for (i = 0; i < THREADS; i++)
 		CHECK_GROUP(&kept[i], i % 2, THREADS / 2);
@@ -100,7 +100,7 @@ int main(void)
 	rings_io_concurrent(kept, THREADS, data_fd);
 	CHECK_POLLERS(2, 0, 1);
 
-	STEP("rings made by exited threads still anchor new ones");
+	T_STEP("rings made by exited threads still anchor new ones");
 	{
 		struct io_uring late[2];
 
@@ -115,7 +115,7 @@ int main(void)
 		CHECK_GROUP(&kept[0], 0, THREADS / 2);
 	}
 
-	STEP("close the kept rings");
+	T_STEP("close the kept rings");
 	for (i = 0; i < THREADS; i++)
 		io_uring_queue_exit(&kept[i]);
 	CHECK_EQ(count_fds(), fds0);

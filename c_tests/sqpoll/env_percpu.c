@@ -29,7 +29,7 @@ int main(void)
 	CHECK(dladdr((void *)io_uring_queue_init, &info) != 0 && info.dli_fname);
 	printf("impl=%s\n", info.dli_fname);
 
-	STEP("setup");
+	T_STEP("setup");
 	for (i = 0; i < RINGS; i++) {
 		struct io_uring_params p;
 
@@ -42,7 +42,7 @@ int main(void)
 		if (rings[i].flags & IORING_SETUP_SQPOLL)
 			flagged++;
 	}
-	STEP("I/O");
+	T_STEP("I/O");
 	for (i = 0; i < RINGS; i++)
 		ring_io(&rings[i], data_fd, (unsigned)i);
 	rings_io_concurrent(rings, RINGS, data_fd);
@@ -53,7 +53,7 @@ int main(void)
 	for (i = 0; i < RINGS; i++)
 		ring_io(&rings[i], data_fd, (unsigned)(i + 4));
 
-	STEP("teardown");
+	T_STEP("teardown");
 	for (i = 0; i < RINGS; i++)
 		io_uring_queue_exit(&rings[i]);
 	CHECK_EQ(count_fds(), fds0);

@@ -34,7 +34,7 @@ static atomic_long churned;
 /* Waits for `pid` for up to `ms`; kills it and fails on a hang. */
 static int wait_child(pid_t pid, long ms, const char *what)
 {
-	long long end = now_ms() + ms;
+	unsigned long long end = t_now_ms() + ms;
 	int status;
 
 	for (;;) {
@@ -43,13 +43,13 @@ static int wait_child(pid_t pid, long ms, const char *what)
 		if (r == pid)
 			break;
 		CHECK_MSG(r == 0, "waitpid: %s", strerror(errno));
-		if (now_ms() >= end) {
+		if (t_now_ms() >= end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			FAIL("%s: child %d still running after %ld ms (deadlock?)",
+			T_FAIL("%s: child %d still running after %ld ms (deadlock?)",
 			     what, (int)pid, ms);
 		}
-		sleep_ms(2);
+		t_msleep(2);
 	}
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		  "%s: child failed (status 0x%x: %s %d)", what, status,
@@ -63,7 +63,7 @@ static void part1(void)
 	struct io_uring p1, p2;
 	pid_t pid;
 
-	STEP("part 1: parent rings");
+	T_STEP("part 1: parent rings");
 	shared_ring(&p1, 0);
 	shared_ring(&p2, 0);
 	CHECK_GROUP(&p2, 0, 2);
@@ -75,14 +75,14 @@ static void part1(void)
 	if (pid == 0) {
 		struct io_uring c1, c2;
 
-		sq_arm_watchdog();
-		STEP("part 1 child: first ring");
+		t_arm_watchdog();
+		T_STEP("part 1 child: first ring");
 		CHECK_EQ(count_sqp_threads(), 0);
 		shared_ring(&c1, 0);
 		CHECK_GROUP(&c1, 0, 1);
 		CHECK_POLLERS(1, 0);
 		ring_io(&c1, data_fd, 1);
-		STEP("part 1 child: second ring");
+		T_STEP("part 1 child: second ring");
 		shared_ring(&c2, 0);
 		CHECK_GROUP(&c2, 0, 2);
 		CHECK_GROUP(&c1, 0, 2);
@@ -95,7 +95,7 @@ static void part1(void)
 	}
 	wait_child(pid, CHILD_DEADLINE_MS * 2, "part 1");
 
-	STEP("part 1: parent after the child");
+	T_STEP("part 1: parent after the child");
 	CHECK_GROUP(&p1, 0, 2);
 	CHECK_GROUP(&p2, 0, 2);
 	CHECK_POLLERS(1, 0);
@@ -128,13 +128,13 @@ static void *churn(void *arg)
 /* Waits until the churn thread has finished another ring after `before`. */
 static void wait_churn(long before, int fork_no)
 {
-	long long end = now_ms() + CHILD_DEADLINE_MS;
+	unsigned long long end = t_now_ms() + CHILD_DEADLINE_MS;
 
 	while (atomic_load(&churned) == before) {
-		if (now_ms() >= end)
-			FAIL("after fork %d the churning thread made no progress for %d ms "
+		if (t_now_ms() >= end)
+			T_FAIL("after fork %d the churning thread made no progress for %d ms "
 			     "(stuck in ring setup/exit?)", fork_no, CHILD_DEADLINE_MS);
-		sleep_ms(1);
+		t_msleep(1);
 	}
 }
 
@@ -145,7 +145,7 @@ static void part2(void)
 	long before;
 	int i, ret;
 
-	STEP("part 2: start the churn");
+	T_STEP("part 2: start the churn");
 	/* A long-lived group on cpu 1 too, so children inherit a non-empty
 	 * registry snapshot for the CPU they use. */
 	shared_ring(&keep, 1);
@@ -156,15 +156,15 @@ static void part2(void)
 	for (i = 0; i < FORKS; i++) {
 		pid_t pid;
 
-		STEP("part 2: fork %d", i);
+		T_STEP("part 2: fork %d", i);
 		before = atomic_load(&churned);
 		pid = fork();
 		CHECK_MSG(pid >= 0, "fork: %s", strerror(errno));
 		if (pid == 0) {
 			struct io_uring ring;
 
-			sq_arm_watchdog();
-			STEP("part 2 child %d: shared ring", i);
+			t_arm_watchdog();
+			T_STEP("part 2 child %d: shared ring", i);
 			shared_ring(&ring, 1);
 			CHECK_GROUP(&ring, 1, 1);
 			ring_nop(&ring, 42);
@@ -176,7 +176,7 @@ static void part2(void)
 		wait_churn(before, i);
 	}
 
-	STEP("part 2: stop the churn");
+	T_STEP("part 2: stop the churn");
 	atomic_store(&stop_churn, 1);
 	CHECK(pthread_join(th, NULL) == 0);
 	CHECK_GROUP(&keep, 1, 1);

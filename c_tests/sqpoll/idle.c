@@ -45,18 +45,19 @@ int main(int argc, char **argv)
 					     "C (plain, idle 2000)" };
 	struct io_uring rings[NRINGS];
 	struct io_uring_params p;
-	long long t0, seen[NRINGS];
+	unsigned long long t0;
+	long long seen[NRINGS];
 	int fds0 = count_fds();
 	int i, ret, pending;
 	const char *mode;
 
 	if (argc != 2)
-		FAIL("usage: %s fast|slow|default", argv[0]);
+		T_FAIL("usage: %s fast|slow|default", argv[0]);
 	mode = argv[1];
 	if (strcmp(mode, "fast") && strcmp(mode, "slow") && strcmp(mode, "default"))
-		FAIL("unknown mode %s", mode);
+		T_FAIL("unknown mode %s", mode);
 
-	STEP("setup");
+	T_STEP("setup");
 	for (i = 0; i < NRINGS; i++) {
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SQPOLL;
@@ -72,26 +73,26 @@ int main(int argc, char **argv)
 	CHECK_GROUP(&rings[1], -1, 1);
 	CHECK_POLLERS(3, -1, -1, -1);
 
-	STEP("watch NEED_WAKEUP");
+	T_STEP("watch NEED_WAKEUP");
 	for (i = 0; i < NRINGS; i++)
 		ring_nop(&rings[i], (unsigned long long)i);
-	t0 = now_ms();
+	t0 = t_now_ms();
 	for (i = 0; i < NRINGS; i++)
 		seen[i] = -1;
 	pending = NRINGS;
-	while (pending && now_ms() - t0 < WATCH_MS) {
+	while (pending && t_now_ms() - t0 < WATCH_MS) {
 		for (i = 0; i < NRINGS; i++) {
 			if (seen[i] < 0 && need_wakeup(&rings[i])) {
-				seen[i] = now_ms() - t0;
+				seen[i] = t_now_ms() - t0;
 				pending--;
 			}
 		}
-		sleep_ms(1);
+		t_msleep(1);
 	}
 	for (i = 0; i < NRINGS; i++)
 		printf("idle %s: %s NEED_WAKEUP after %lld ms\n", mode, names[i], seen[i]);
 
-	STEP("judge (%s)", mode);
+	T_STEP("judge (%s)", mode);
 	for (i = 0; i < 2; i++) {
 		if (!strcmp(mode, "fast")) {
 			CHECK_MSG(seen[i] >= 0 && seen[i] <= FAST_MS,
@@ -114,7 +115,7 @@ int main(int argc, char **argv)
 		  "%s: NEED_WAKEUP after %lld ms: the environment overrode the idle time the program chose",
 		  names[2], seen[2]);
 
-	STEP("wake up and complete");
+	T_STEP("wake up and complete");
 	for (i = 0; i < NRINGS; i++) {
 		ring_nop(&rings[i], 100 + (unsigned long long)i);
 		ring_nop(&rings[i], 200 + (unsigned long long)i);

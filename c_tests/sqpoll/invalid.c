@@ -42,7 +42,7 @@ static void expect_einval(unsigned flags, unsigned cpu, int use_params,
 	int fds0 = count_fds();
 	int ret;
 
-	STEP("%s", what);
+	T_STEP("%s", what);
 	memset(&ring, FILL, sizeof(ring));
 	if (use_params) {
 		memset(&p, 0, sizeof(p));
@@ -112,7 +112,7 @@ int main(void)
 		} else if (round == 0) {
 			printf("invalid: no offline CPU on this machine; offline case not run\n");
 		}
-		STEP("round %d: state after the failures", round);
+		T_STEP("round %d: state after the failures", round);
 		if (round == 0) {
 			CHECK_EQ(count_sqp_threads(), 0);
 			CHECK_EQ(count_fds(), fds0);
@@ -125,7 +125,7 @@ int main(void)
 		}
 	}
 
-	STEP("a valid ring into a struct that saw a failure");
+	T_STEP("a valid ring into a struct that saw a failure");
 	{
 		struct io_uring ring;
 
@@ -140,7 +140,7 @@ int main(void)
 	}
 	io_uring_queue_exit(&anchor);
 
-	STEP("end");
+	T_STEP("end");
 	CHECK_NO_POLLERS();
 	CHECK_EQ(count_fds(), fds0);
 	close(data_fd);

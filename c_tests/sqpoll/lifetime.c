@@ -40,7 +40,7 @@ int main(void)
 	data_fd = make_data_file();
 	fds0 = count_fds();
 
-	STEP("create A, B, C");
+	T_STEP("create A, B, C");
 	shared_ring(&a, CPU);
 	tid = the_sqp_tid();
 	shared_ring(&b, CPU);
@@ -49,7 +49,7 @@ int main(void)
 	CHECK_EQ(the_sqp_tid(), tid);
 	ring_io(&a, data_fd, 0);
 
-	STEP("close the creator A");
+	T_STEP("close the creator A");
 	io_uring_queue_exit(&a);
 	{
 		struct rsuring_sqpoll_info gi;
@@ -62,14 +62,14 @@ int main(void)
 	ring_io(&c, data_fd, 2);
 	CHECK_EQ(the_sqp_tid(), tid);
 
-	STEP("D joins after the creator left");
+	T_STEP("D joins after the creator left");
 	shared_ring(&d, CPU);
 	CHECK_GROUP(&d, CPU, 3);
 	CHECK_EQ(the_sqp_tid(), tid);
 	ring_io(&d, data_fd, 3);
 	ring_io(&b, data_fd, 4);
 
-	STEP("close B, E joins");
+	T_STEP("close B, E joins");
 	io_uring_queue_exit(&b);
 	CHECK_GROUP(&c, CPU, 2);
 	shared_ring(&e, CPU);
@@ -79,7 +79,7 @@ int main(void)
 	ring_io(&d, data_fd, 6);
 	ring_io(&e, data_fd, 7);
 
-	STEP("close_ring_fd takes a ring out of the group");
+	T_STEP("close_ring_fd takes a ring out of the group");
 	shared_ring(&f, CPU);
 	CHECK_GROUP(&f, CPU, 4);
 	ret = io_uring_register_ring_fd(&f);
@@ -101,7 +101,7 @@ int main(void)
 	}
 	CHECK_GROUP(&c, CPU, 3);
 
-	STEP("close the rest");
+	T_STEP("close the rest");
 	io_uring_queue_exit(&c);
 	CHECK_GROUP(&d, CPU, 2);
 	ring_io(&e, data_fd, 10);
@@ -113,7 +113,7 @@ int main(void)
 	CHECK_EQ(count_fds(), fds0);
 	CHECK_NO_POLLERS();
 
-	STEP("a new ring starts a fresh group");
+	T_STEP("a new ring starts a fresh group");
 	shared_ring(&a, CPU);
 	CHECK_GROUP(&a, CPU, 1);
 	CHECK_POLLERS(1, CPU);

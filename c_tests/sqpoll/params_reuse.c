@@ -65,18 +65,18 @@ int main(int argc, char **argv)
 		p.flags |= IORING_SETUP_SQ_AFF;
 		p.sq_thread_cpu = 1;
 	} else if (strcmp(mode, "spread")) {
-		FAIL("usage: %s pinned|spread", argv[0]);
+		T_FAIL("usage: %s pinned|spread", argv[0]);
 	}
 #else
 	if (!strcmp(mode, "debian-plain"))
 		p.flags = 0;
 	else if (strcmp(mode, "debian"))
-		FAIL("usage: %s debian|debian-plain", argv[0]);
+		T_FAIL("usage: %s debian|debian-plain", argv[0]);
 #endif
 	const unsigned flags0 = p.flags, cpu0 = p.sq_thread_cpu, wq_fd0 = p.wq_fd;
 
 	for (i = 0; i < RINGS; i++) {
-		STEP("%s: ring %d from the same params", mode, i);
+		T_STEP("%s: ring %d from the same params", mode, i);
 		ret = io_uring_queue_init_params(8, &rings[i], &p);
 		skip_if_no_io_uring(ret);
 		CHECK_MSG(ret == 0, "ring %d: setup = %d (%s)", i, ret, strerror(-ret));
@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 			"params", i, p.flags, flags0, p.sq_thread_cpu, cpu0);
 	}
 
-	STEP("%s: groups and pollers", mode);
+	T_STEP("%s: groups and pollers", mode);
 #ifdef RSURING_H
 	if (!strcmp(mode, "pinned")) {
 		for (i = 0; i < RINGS; i++)
@@ -117,17 +117,17 @@ int main(int argc, char **argv)
 		CHECK_POLLERS(2, 0, 1);
 	}
 #endif
-	STEP("%s: I/O", mode);
+	T_STEP("%s: I/O", mode);
 	for (i = 0; i < RINGS; i++)
 		ring_io(&rings[i], data_fd, (unsigned)i);
 	rings_io_concurrent(rings, RINGS, data_fd);
 	printf("sqp_threads=%d\n", count_sqp_threads());
 	print_sqp_cpus("sqp_cpus");
 
-	STEP("%s: params", mode);
+	T_STEP("%s: params", mode);
 	CHECK_MSG(leaks == 0, "%d params leak(s), see above", leaks);
 
-	STEP("%s: teardown", mode);
+	T_STEP("%s: teardown", mode);
 	for (i = 0; i < RINGS; i++)
 		io_uring_queue_exit(&rings[i]);
 	CHECK_EQ(count_fds(), fds0);

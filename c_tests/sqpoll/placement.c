@@ -31,7 +31,7 @@ static void spread(void)
 	struct io_uring aff;
 	int i;
 
-	STEP("spread: 6 rings");
+	T_STEP("spread: 6 rings");
 	for (i = 0; i < 6; i++) {
 		shared_ring(&r[i], -1);
 		CHECK_GROUP(&r[i], want[i], i / 2 + 1);
@@ -43,7 +43,7 @@ static void spread(void)
 	CHECK_POLLERS(2, 0, 1);
 	rings_io_concurrent(r, 6, data_fd);
 
-	STEP("spread: close two cpu-0 rings, refill");
+	T_STEP("spread: close two cpu-0 rings, refill");
 	io_uring_queue_exit(&r[0]);
 	io_uring_queue_exit(&r[2]);
 	CHECK_GROUP(&r[4], 0, 1);
@@ -58,7 +58,7 @@ static void spread(void)
 	CHECK_GROUP(&r[7], 1, 4);
 	CHECK_POLLERS(2, 0, 1);
 
-	STEP("spread: SQ_AFF ignores the list");
+	T_STEP("spread: SQ_AFF ignores the list");
 	shared_ring(&aff, 1);
 	CHECK_GROUP(&aff, 1, 5);
 	shared_ring(&r[8], -1);		/* cpu 0 has 4, cpu 1 has 5 */
@@ -78,7 +78,7 @@ static void unbound(void)
 	struct io_uring aff;
 	int i;
 
-	STEP("unbound: 4 rings");
+	T_STEP("unbound: 4 rings");
 	for (i = 0; i < 4; i++) {
 		shared_ring(&r[i], -1);
 		CHECK_GROUP(&r[i], -1, i + 1);
@@ -87,14 +87,14 @@ static void unbound(void)
 	CHECK_GROUP(&r[0], -1, 4);
 	rings_io_concurrent(r, 4, data_fd);
 
-	STEP("unbound: a pinned ring gets its own poller");
+	T_STEP("unbound: a pinned ring gets its own poller");
 	shared_ring(&aff, 0);
 	CHECK_GROUP(&aff, 0, 1);
 	CHECK_GROUP(&r[3], -1, 4);
 	CHECK_POLLERS(2, -1, 0);
 	ring_io(&aff, data_fd, 7);
 
-	STEP("unbound: the group survives its creator");
+	T_STEP("unbound: the group survives its creator");
 	io_uring_queue_exit(&r[0]);
 	shared_ring(&r[4], -1);
 	CHECK_GROUP(&r[4], -1, 4);
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	int fds0;
 
 	if (argc != 2)
-		FAIL("usage: %s spread|unbound|malformed", argv[0]);
+		T_FAIL("usage: %s spread|unbound|malformed", argv[0]);
 	data_fd = make_data_file();
 	fds0 = count_fds();
 
@@ -121,9 +121,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "unbound") || !strcmp(argv[1], "malformed"))
 		unbound();
 	else
-		FAIL("unknown mode %s", argv[1]);
+		T_FAIL("unknown mode %s", argv[1]);
 
-	STEP("end");
+	T_STEP("end");
 	CHECK_NO_POLLERS();
 	CHECK_EQ(count_fds(), fds0);
 	close(data_fd);

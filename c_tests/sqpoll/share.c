@@ -23,15 +23,15 @@ static void same_cpu(int cpu, int n, int data_fd)
 	int fds0 = count_fds();
 	int i;
 
-	STEP("%d rings on cpu %d: setup", n, cpu);
+	T_STEP("%d rings on cpu %d: setup", n, cpu);
 	for (i = 0; i < n; i++) {
 		shared_ring(&rings[i], cpu);
 		CHECK_POLLERS(1, cpu);
 	}
-	STEP("%d rings on cpu %d: groups", n, cpu);
+	T_STEP("%d rings on cpu %d: groups", n, cpu);
 	for (i = 0; i < n; i++)
 		CHECK_GROUP(&rings[i], cpu, n);
-	STEP("%d rings on cpu %d: I/O", n, cpu);
+	T_STEP("%d rings on cpu %d: I/O", n, cpu);
 	for (i = 0; i < n; i++)
 		ring_io(&rings[i], data_fd, (unsigned)i);
 	rings_io_concurrent(rings, n, data_fd);
@@ -39,7 +39,7 @@ static void same_cpu(int cpu, int n, int data_fd)
 		ring_io(&rings[i], data_fd, (unsigned)(i + 7));
 	CHECK_POLLERS(1, cpu);
 
-	STEP("%d rings on cpu %d: teardown", n, cpu);
+	T_STEP("%d rings on cpu %d: teardown", n, cpu);
 	for (i = 0; i < n; i++)
 		io_uring_queue_exit(&rings[i]);
 	CHECK_EQ(count_fds(), fds0);
@@ -62,7 +62,7 @@ int main(void)
 	same_cpu(1, 8, data_fd);
 	same_cpu(0, 8, data_fd);
 
-	STEP("two cpus");
+	T_STEP("two cpus");
 	for (i = 0; i < 6; i++) {
 		shared_ring(&rings[i], i % 2);
 		if (i == 0)
@@ -76,7 +76,7 @@ int main(void)
 	for (i = 0; i < 6; i++)
 		ring_io(&rings[i], data_fd, (unsigned)i);
 
-	STEP("plain SQPOLL ring next to the shared ones");
+	T_STEP("plain SQPOLL ring next to the shared ones");
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
 	p.sq_thread_cpu = 0;
@@ -92,7 +92,7 @@ int main(void)
 	io_uring_queue_exit(&plain);
 	CHECK_POLLERS(2, 0, 1);
 
-	STEP("two cpus: close cpu 0's rings");
+	T_STEP("two cpus: close cpu 0's rings");
 	for (i = 0; i < 6; i += 2)
 		io_uring_queue_exit(&rings[i]);
 	CHECK_POLLERS(1, 1);
@@ -103,7 +103,7 @@ int main(void)
 	for (i = 1; i < 6; i += 2)
 		io_uring_queue_exit(&rings[i]);
 
-	STEP("end");
+	T_STEP("end");
 	CHECK_NO_POLLERS();
 	CHECK_EQ(count_fds(), fds0);
 	close(data_fd);

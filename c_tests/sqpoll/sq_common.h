@@ -1,184 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Shared helpers for the per-CPU shared SQPOLL tests (c_tests/sqpoll/).
+ * Helpers for the per-CPU shared SQPOLL tests (c_tests/sqpoll/) and, through
+ * c_tests/transparent/tp_common.h, the RSURING_SQPOLL=1 tests, on top of
+ * c_tests/test_helpers.h (exit codes, T_STEP/T_FAIL/T_SKIP, CHECK*, the
+ * progress watchdog, NOP helpers).
  *
  * Compiles against rsuring's include/liburing.h (with -I include) and against
  * Debian's /usr/include/liburing.h (the programs for unmodified binaries).
  * The rsuring.h helpers are only compiled when rsuring.h was included first.
- *
- * Exit status: 0 pass, 1 fail (message on stderr naming the check and the
- * current step), 77 skip (the kernel lacks io_uring / SQPOLL).
- * A watchdog (SIGALRM) fails the program when it makes no progress for
- * SQ_WATCHDOG_SECS, naming the step it hung in; the cargo driver has its
- * own overall timeout.
  */
 #ifndef SQ_COMMON_H
 #define SQ_COMMON_H
 
-#include <liburing.h>
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../test_helpers.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <time.h>
-#include <unistd.h>
-
-#define SQ_EXIT_PASS 0
-#define SQ_EXIT_FAIL 1
-#define SQ_EXIT_SKIP 77
-
-#ifndef SQ_WATCHDOG_SECS
-#define SQ_WATCHDOG_SECS 25
-#endif
-
-#define SQ_UNUSED __attribute__((unused))
 
 /* Teardown of a kernel SQ thread is asynchronous (a workqueue item): wait
  * this long for it. Usually milliseconds; generous for loaded CI machines. */
 #define SQ_THREAD_GONE_MS 15000
 
-static const char *volatile sq_step SQ_UNUSED = "start";
-
-/* Progress marks for the watchdog (see sq_watchdog). */
-static unsigned long sq_progress_count;
-static unsigned long sq_progress_seen;
-#define SQ_PROGRESS() __atomic_fetch_add(&sq_progress_count, 1, __ATOMIC_RELAXED)
-#define STEP(...) sq_set_step(__VA_ARGS__)
-
-static char sq_step_buf[256];
-
-static void sq_set_step(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), unused));
-static void sq_set_step(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(sq_step_buf, sizeof(sq_step_buf), fmt, ap);
-	va_end(ap);
-	sq_step = sq_step_buf;
-	SQ_PROGRESS();
-}
-
-static void sq_fail_at(const char *file, int line, const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 3, 4), unused));
-static void sq_fail_at(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "FAIL %s:%d [step: %s] [pid %d]: ", file, line,
-		sq_step, (int)getpid());
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-	_exit(SQ_EXIT_FAIL);
-}
-
-#define FAIL(...) sq_fail_at(__FILE__, __LINE__, __VA_ARGS__)
-
-#define SKIP(...)							\
-	do {								\
-		fprintf(stderr, "SKIP [step: %s]: ", sq_step);		\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		exit(SQ_EXIT_SKIP);					\
-	} while (0)
-
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond))						\
-			FAIL("check failed: %s", #cond);		\
-	} while (0)
-
-#define CHECK_MSG(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "check failed: %s: ", #cond);	\
-			FAIL(__VA_ARGS__);				\
-		}							\
-	} while (0)
-
-/* Integer comparison that prints both sides. */
-#define CHECK_EQ(a, b)							\
-	do {								\
-		long long _a = (long long)(a), _b = (long long)(b);	\
-		if (_a != _b)						\
-			FAIL("check failed: %s == %s (%lld != %lld)",	\
-			     #a, #b, _a, _b);				\
-	} while (0)
-
-/*
- * The watchdog fails the program when it makes no progress for
- * SQ_WATCHDOG_SECS: progress is a step change or a reaped completion
- * (SQ_PROGRESS). A slow but moving program on a loaded machine is left to
- * the driver's overall timeout; a hang is reported here with its step.
- */
-
-static void sq_watchdog(int sig)
-{
-	unsigned long now = __atomic_load_n(&sq_progress_count, __ATOMIC_RELAXED);
-	char msg[400];
-	int n;
-
-	(void)sig;
-	if (now != sq_progress_seen) {
-		sq_progress_seen = now;
-		alarm(SQ_WATCHDOG_SECS);
-		return;
-	}
-	n = snprintf(msg, sizeof(msg),
-		     "FAIL watchdog: no progress for %d s (hang) [step: %s] [pid %d]\n",
-		     SQ_WATCHDOG_SECS, sq_step, (int)getpid());
-	if (n > 0 && write(2, msg, (size_t)n) < 0)
-		_exit(SQ_EXIT_FAIL);
-	_exit(SQ_EXIT_FAIL);
-}
-
-/* Arms (or re-arms, e.g. in a fork()ed child) the watchdog. */
-static SQ_UNUSED void sq_arm_watchdog(void)
-{
-	sq_progress_seen = __atomic_load_n(&sq_progress_count, __ATOMIC_RELAXED);
-	signal(SIGALRM, sq_watchdog);
-	alarm(SQ_WATCHDOG_SECS);
-}
-
-__attribute__((constructor)) static void sq_install_watchdog(void)
-{
-	sq_arm_watchdog();
-	setvbuf(stdout, NULL, _IOLBF, 0);
-}
-
-static SQ_UNUSED long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static SQ_UNUSED void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 /* ---- process inspection ------------------------------------------------ */
 
 /* Open file descriptors of this process (the directory's own fd included,
  * which cancels out when two counts are compared). */
-static SQ_UNUSED int count_fds(void)
+static T_UNUSED int count_fds(void)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc/self/fd");
@@ -199,7 +47,7 @@ static SQ_UNUSED int count_fds(void)
  * some io_uring kernel thread (PF_IO_WORKER) has not named itself yet: a
  * new SQ thread carries its creator's comm until it first runs, so such a
  * snapshot may undercount. */
-static SQ_UNUSED int sqp_snapshot(int *tids, int max, int *settled)
+static T_UNUSED int sqp_snapshot(int *tids, int max, int *settled)
 {
 	char path[300], stat[512];
 	struct dirent *de;
@@ -251,43 +99,43 @@ static SQ_UNUSED int sqp_snapshot(int *tids, int max, int *settled)
 /* Lists the kernel SQ poll threads ("iou-sqp-<pid>") of this process:
  * returns how many; fills tids[] (up to max) when non-NULL. Retries (up to
  * 2 s) until no io_uring kernel thread is still unnamed. */
-static SQ_UNUSED int list_sqp_threads(int *tids, int max)
+static T_UNUSED int list_sqp_threads(int *tids, int max)
 {
-	long long end = now_ms() + 2000;
+	unsigned long long end = t_now_ms() + 2000;
 	int settled, n;
 
 	for (;;) {
 		n = sqp_snapshot(tids, max, &settled);
-		if (settled || now_ms() >= end)
+		if (settled || t_now_ms() >= end)
 			return n;
-		sleep_ms(1);
+		t_msleep(1);
 	}
 }
 
-static SQ_UNUSED int count_sqp_threads(void)
+static T_UNUSED int count_sqp_threads(void)
 {
 	return list_sqp_threads(NULL, 0);
 }
 
 /* Polls until the SQ thread count equals `want` or `timeout_ms` passes;
  * returns the last count seen. Thread exit is asynchronous in the kernel. */
-static SQ_UNUSED int wait_sqp_threads(int want, long timeout_ms)
+static T_UNUSED int wait_sqp_threads(int want, long timeout_ms)
 {
-	long long end = now_ms() + timeout_ms;
+	unsigned long long end = t_now_ms() + timeout_ms;
 	int n;
 
 	for (;;) {
 		n = count_sqp_threads();
-		if (n == want || now_ms() >= end)
+		if (n == want || t_now_ms() >= end)
 			return n;
-		sleep_ms(10);
+		t_msleep(10);
 	}
 }
 
 /* The CPU a thread is restricted to, from Cpus_allowed_list: the CPU number
  * when it is exactly one CPU, -1 when it may run on several, -2 if the
  * thread is gone. */
-static SQ_UNUSED int thread_single_cpu(int tid)
+static T_UNUSED int thread_single_cpu(int tid)
 {
 	char path[100], line[256];
 	FILE *f;
@@ -316,7 +164,7 @@ static SQ_UNUSED int thread_single_cpu(int tid)
 
 /* Prints "<label>=c1,c2,..." : the CPU binding of each SQ thread (-1 =
  * unbound), sorted, for a driver to check. */
-static SQ_UNUSED void print_sqp_cpus(const char *label)
+static T_UNUSED void print_sqp_cpus(const char *label)
 {
 	int tids[64], cpus[64];
 	int n = list_sqp_threads(tids, 64);
@@ -342,7 +190,7 @@ static SQ_UNUSED void print_sqp_cpus(const char *label)
 #define CHECK_POLLERS(n, ...)						\
 	check_pollers_at(__FILE__, __LINE__, (n), (const int[]){ __VA_ARGS__ })
 
-static SQ_UNUSED void check_pollers_at(const char *file, int line, int n,
+static T_UNUSED void check_pollers_at(const char *file, int line, int n,
 				       const int *cpus)
 {
 	int tids[64], got[64], used[64] = { 0 };
@@ -350,11 +198,11 @@ static SQ_UNUSED void check_pollers_at(const char *file, int line, int n,
 	int i, j;
 
 	if (count != n)
-		sq_fail_at(file, line, "expected %d iou-sqp threads, found %d",
+		t_fail_at(file, line, "expected %d iou-sqp threads, found %d",
 			   n, count);
 	count = list_sqp_threads(tids, 64);
 	if (count != n)
-		sq_fail_at(file, line, "iou-sqp thread count changed: %d -> %d",
+		t_fail_at(file, line, "iou-sqp thread count changed: %d -> %d",
 			   n, count);
 	for (i = 0; i < n; i++)
 		got[i] = thread_single_cpu(tids[i]);
@@ -369,7 +217,7 @@ static SQ_UNUSED void check_pollers_at(const char *file, int line, int n,
 			for (j = 0; j < n && off < 180; j++)
 				off += snprintf(buf + off, sizeof(buf) - off,
 						" tid %d cpu %d;", tids[j], got[j]);
-			sq_fail_at(file, line,
+			t_fail_at(file, line,
 				   "no iou-sqp thread bound to cpu %d (-1 = unbound); threads:%s",
 				   cpus[i], buf);
 		}
@@ -382,7 +230,7 @@ static SQ_UNUSED void check_pollers_at(const char *file, int line, int n,
 	do {								\
 		int _n = wait_sqp_threads(0, SQ_THREAD_GONE_MS);	\
 		if (_n != 0)						\
-			FAIL("%d iou-sqp thread(s) still alive %d ms after "\
+			T_FAIL("%d iou-sqp thread(s) still alive %d ms after "\
 			     "the last ring closed", _n, SQ_THREAD_GONE_MS);\
 	} while (0)
 
@@ -391,13 +239,13 @@ static SQ_UNUSED void check_pollers_at(const char *file, int line, int n,
 #define SQ_FILE_SIZE (512 * 1024)
 #define SQ_CHUNK 4096
 
-static SQ_UNUSED unsigned char pattern_byte(size_t off)
+static T_UNUSED unsigned char pattern_byte(size_t off)
 {
 	return (unsigned char)((off * 131u + (off >> 12) * 7u + 0x5a) & 0xff);
 }
 
 /* An unlinked temp file of SQ_FILE_SIZE bytes of pattern_byte(). */
-static SQ_UNUSED int make_data_file(void)
+static T_UNUSED int make_data_file(void)
 {
 	char path[] = "/tmp/rsuring-sqpoll-XXXXXX";
 	unsigned char buf[SQ_CHUNK];
@@ -415,14 +263,14 @@ static SQ_UNUSED int make_data_file(void)
 	return fd;
 }
 
-static SQ_UNUSED void check_data(const unsigned char *buf, size_t len, size_t off,
+static T_UNUSED void check_data(const unsigned char *buf, size_t len, size_t off,
 				 const char *what)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if (buf[i] != pattern_byte(off + i))
-			FAIL("%s: byte %zu of the read at offset %zu is 0x%02x, want 0x%02x",
+			T_FAIL("%s: byte %zu of the read at offset %zu is 0x%02x, want 0x%02x",
 			     what, i, off, buf[i], pattern_byte(off + i));
 }
 
@@ -440,27 +288,25 @@ static SQ_UNUSED void check_data(const unsigned char *buf, size_t len, size_t of
 		  "io_uring_submit(%s) = %d (%s), want >= %d", (what), (ret),\
 		  (ret) < 0 ? strerror(-(ret)) : "", (want))
 
-static SQ_UNUSED struct io_uring_cqe *wait_one(struct io_uring *ring)
+static T_UNUSED struct io_uring_cqe *wait_one(struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe = NULL;
 	int ret = io_uring_wait_cqe(ring, &cqe);
 
 	CHECK_MSG(ret == 0, "io_uring_wait_cqe: %d (%s)", ret, strerror(-ret));
 	CHECK(cqe != NULL);
-	SQ_PROGRESS();
+	T_PROGRESS();
 	return cqe;
 }
 
-/* One NOP round trip. */
-static SQ_UNUSED void ring_nop(struct io_uring *ring, unsigned long long tag)
+/* One NOP round trip on a ring that may have an SQ thread (see
+ * CHECK_SUBMITTED; t_nop_round_trip is the exact one for other rings). */
+static T_UNUSED void ring_nop(struct io_uring *ring, unsigned long long tag)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	CHECK_MSG(sqe != NULL, "no SQE for a NOP");
-	io_uring_prep_nop(sqe);
-	io_uring_sqe_set_data64(sqe, tag);
+	t_queue_nops(ring, 1, tag);
 	ret = io_uring_submit(ring);
 	CHECK_SUBMITTED(ret, 1, "NOP");
 	cqe = wait_one(ring);
@@ -471,7 +317,7 @@ static SQ_UNUSED void ring_nop(struct io_uring *ring, unsigned long long tag)
 }
 
 /* Queues a read of `len` bytes at `off` (no submit). */
-static SQ_UNUSED void queue_read(struct io_uring *ring, int fd, void *buf,
+static T_UNUSED void queue_read(struct io_uring *ring, int fd, void *buf,
 				 unsigned len, size_t off, unsigned long long tag)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
@@ -483,7 +329,7 @@ static SQ_UNUSED void queue_read(struct io_uring *ring, int fd, void *buf,
 
 /* A real read of one chunk through `ring`, checked against the pattern;
  * plus a NOP. `which` varies the offset so rings read different data. */
-static SQ_UNUSED void ring_io(struct io_uring *ring, int fd, unsigned which)
+static T_UNUSED void ring_io(struct io_uring *ring, int fd, unsigned which)
 {
 	unsigned char buf[SQ_CHUNK];
 	size_t off = ((size_t)which * SQ_CHUNK * 3 + 512) % (SQ_FILE_SIZE - SQ_CHUNK);
@@ -505,7 +351,7 @@ static SQ_UNUSED void ring_io(struct io_uring *ring, int fd, unsigned which)
 }
 
 /* Reads through several rings at once: all submitted before any is reaped. */
-static SQ_UNUSED void rings_io_concurrent(struct io_uring *rings, int n, int fd)
+static T_UNUSED void rings_io_concurrent(struct io_uring *rings, int n, int fd)
 {
 	static unsigned char bufs[64][2][SQ_CHUNK];
 	int i, k, ret;
@@ -535,10 +381,10 @@ static SQ_UNUSED void rings_io_concurrent(struct io_uring *rings, int n, int fd)
 }
 
 /* Skips when the kernel has no io_uring or forbids it here. */
-static SQ_UNUSED void skip_if_no_io_uring(int ret)
+static T_UNUSED void skip_if_no_io_uring(int ret)
 {
 	if (ret == -ENOSYS || ret == -EPERM)
-		SKIP("io_uring unavailable: %s", strerror(-ret));
+		T_SKIP("io_uring unavailable: %s", strerror(-ret));
 }
 
 /* ---- rsuring extensions ---------------------------------------------------- */
@@ -546,7 +392,7 @@ static SQ_UNUSED void skip_if_no_io_uring(int ret)
 
 /* Creates a shared SQPOLL ring; cpu >= 0 pins it (SQ_AFF), cpu < 0 leaves
  * placement to the library. Returns the setup result. */
-static SQ_UNUSED int shared_ring_init(struct io_uring *ring, int cpu, unsigned entries)
+static T_UNUSED int shared_ring_init(struct io_uring *ring, int cpu, unsigned entries)
 {
 	struct io_uring_params p;
 
@@ -559,7 +405,7 @@ static SQ_UNUSED int shared_ring_init(struct io_uring *ring, int cpu, unsigned e
 	return io_uring_queue_init_params(entries, ring, &p);
 }
 
-static SQ_UNUSED void shared_ring(struct io_uring *ring, int cpu)
+static T_UNUSED void shared_ring(struct io_uring *ring, int cpu)
 {
 	int ret = shared_ring_init(ring, cpu, 8);
 
@@ -581,10 +427,10 @@ static SQ_UNUSED void shared_ring(struct io_uring *ring, int cpu)
 		struct rsuring_sqpoll_info _gi = { -7, 9999 };		\
 		int _r = rsuring_sqpoll_group((ring), &_gi);		\
 		if (_r != 0)						\
-			FAIL("rsuring_sqpoll_group(%s) = %d (%s)", #ring, _r,\
+			T_FAIL("rsuring_sqpoll_group(%s) = %d (%s)", #ring, _r,\
 			     strerror(-_r));				\
 		if (_gi.cpu != (want_cpu) || _gi.members != (unsigned)(want_members))\
-			FAIL("rsuring_sqpoll_group(%s): cpu %d members %u, want cpu %d members %u",\
+			T_FAIL("rsuring_sqpoll_group(%s): cpu %d members %u, want cpu %d members %u",\
 			     #ring, _gi.cpu, _gi.members, (int)(want_cpu),	\
 			     (unsigned)(want_members));			\
 	} while (0)

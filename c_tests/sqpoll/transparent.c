@@ -37,7 +37,7 @@ int main(void)
 	CHECK(dladdr((void *)io_uring_queue_init, &info) != 0 && info.dli_fname);
 	printf("impl=%s\n", info.dli_fname);
 
-	STEP("plain rings");
+	T_STEP("plain rings");
 	for (i = 0; i < RINGS; i++) {
 		if (i % 2 == 0) {
 			ret = io_uring_queue_init(16, &rings[i], 0);
@@ -57,7 +57,7 @@ int main(void)
 	printf("sqp_threads=%d\n", count_sqp_threads());
 	print_sqp_cpus("sqp_cpus");
 
-	STEP("SINGLE_ISSUER | DEFER_TASKRUN ring");
+	T_STEP("SINGLE_ISSUER | DEFER_TASKRUN ring");
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 	ret = io_uring_queue_init_params(16, &defer, &p);
@@ -87,7 +87,7 @@ int main(void)
 		};
 		struct io_uring coop;
 
-		STEP("ring with setup flags 0x%x (COOP_TASKRUN%s)", coop_flags[i],
+		T_STEP("ring with setup flags 0x%x (COOP_TASKRUN%s)", coop_flags[i],
 		     i ? " | TASKRUN_FLAG" : "");
 		memset(&p, 0, sizeof(p));
 		p.flags = coop_flags[i];
@@ -100,11 +100,11 @@ int main(void)
 		io_uring_queue_exit(&coop);
 	}
 
-	STEP("plain rings again, in reverse");
+	T_STEP("plain rings again, in reverse");
 	for (i = RINGS - 1; i >= 0; i--)
 		ring_io(&rings[i], data_fd, (unsigned)(i + 20));
 
-	STEP("teardown");
+	T_STEP("teardown");
 	for (i = 0; i < RINGS; i++)
 		io_uring_queue_exit(&rings[i]);
 	CHECK_EQ(count_fds(), fds0);

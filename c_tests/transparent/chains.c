@@ -59,7 +59,7 @@ static void chain(struct io_uring *ring, unsigned n, const char *name)
 	unsigned i;
 	int ret;
 
-	STEP("chain of %u on ring %s (fd %d)", n, name, ring->ring_fd);
+	T_STEP("chain of %u on ring %s (fd %d)", n, name, ring->ring_fd);
 	for (i = 0; i < n; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 

@@ -106,13 +106,13 @@ static void round_trip(struct io_uring *ring, const struct variant *v, unsigned 
 	const char *state = idle ? "asleep" : "awake";
 	struct io_uring_cqe *cqe = NULL;
 	unsigned space, i;
-	long long end;
+	unsigned long long end;
 	int ret;
 
-	STEP("%s with %u NOPs queued, SQ thread %s", v->name, k, state);
+	T_STEP("%s with %u NOPs queued, SQ thread %s", v->name, k, state);
 	if (idle)
-		sleep_ms(30);
-	queue_nops(ring, k, 100);
+		t_msleep(30);
+	t_queue_nops(ring, k, 100);
 	ret = v->call(ring, &cqe, v->wait_nr);
 	space = io_uring_sq_space_left(ring);
 	printf("ret %s k=%u %s = %d\n", v->name, k, idle ? "idle" : "awake", ret);
@@ -128,9 +128,9 @@ static void round_trip(struct io_uring *ring, const struct variant *v, unsigned 
 			ring->sq.ring_entries);
 		failures++;
 	}
-	end = now_ms() + 2000;
-	while (io_uring_sq_ready(ring) && now_ms() < end)
-		sleep_ms(1);
+	end = t_now_ms() + 2000;
+	while (io_uring_sq_ready(ring) && t_now_ms() < end)
+		t_msleep(1);
 	for (i = 0; i < ring->sq.ring_entries; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
@@ -194,7 +194,7 @@ static void registered_wait(int transparent)
 	const char *how = "enabled";
 	int ret;
 
-	STEP("registered wait region");
+	T_STEP("registered wait region");
 	reg = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		   -1, 0);
 	CHECK(reg != MAP_FAILED);
@@ -238,13 +238,13 @@ int main(int argc, char **argv)
 	CHECK_RING_MODE(&ring, transparent);
 	CHECK_EQ(ring.sq.ring_entries, ENTRIES);
 	if (!(ring.features & IORING_FEAT_MIN_TIMEOUT))
-		SKIP("the kernel lacks IORING_FEAT_MIN_TIMEOUT");
+		T_SKIP("the kernel lacks IORING_FEAT_MIN_TIMEOUT");
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
 		run_variant(&ring, &variants[i]);
 	io_uring_queue_exit(&ring);
 	registered_wait(transparent);
 	if (failures)
-		FAIL("%d submit calls broke the contract (listed above)", failures);
+		T_FAIL("%d submit calls broke the contract (listed above)", failures);
 	printf("consume: ok\n");
 	return 0;
 }

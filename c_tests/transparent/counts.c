@@ -37,10 +37,10 @@ static void batches(struct io_uring *ring)
 		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			unsigned n = sizes[i];
 
-			STEP("batch of %u NOPs, SQ thread %s", n, pass ? "asleep" : "awake");
+			T_STEP("batch of %u NOPs, SQ thread %s", n, pass ? "asleep" : "awake");
 			if (pass)
-				sleep_ms(30);
-			queue_nops(ring, n, (unsigned long long)n * 1000);
+				t_msleep(30);
+			t_queue_nops(ring, n, (unsigned long long)n * 1000);
 			ret = io_uring_submit(ring);
 			CHECK_MSG(ret == (int)n, "batch of %u NOPs (%s): io_uring_submit = %d (%s), "
 				  "want %u as on a plain ring", n, pass ? "idle" : "awake", ret,
@@ -60,7 +60,7 @@ static void midfail(struct io_uring *ring)
 	size_t off = 0, coff = 0;
 	int total = 0, rounds = 0, ret, i, bad_seen = 0;
 
-	STEP("4 SQEs, the 2nd with opcode %d", BAD_OPCODE);
+	T_STEP("4 SQEs, the 2nd with opcode %d", BAD_OPCODE);
 	for (i = 1; i <= 4; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 

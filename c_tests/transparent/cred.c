@@ -87,7 +87,7 @@ static void drop_after_setup_child(int transparent, const char *dir)
 	struct io_uring_cqe *cqe;
 	int ret, fd;
 
-	STEP("root: ring");
+	T_STEP("root: ring");
 	ret = io_uring_queue_init(8, &ring, 0);
 	skip_if_no_io_uring(ret);
 	CHECK_MSG(ret == 0, "setup = %d (%s)", ret, strerror(-ret));
@@ -99,26 +99,26 @@ static void drop_after_setup_child(int transparent, const char *dir)
 	write_file(secret, SECRET, 0600);
 	write_file(public, PUBLIC, 0644);
 
-	STEP("drop to nobody");
+	T_STEP("drop to nobody");
 	become_nobody();
 	print_identity();
 	CHECK_MSG(open(secret, O_RDONLY) < 0 && errno == EACCES,
 		  "nobody can open the 0600 root file directly: the test set-up is wrong");
 
-	STEP("openat of the root-only file through the ring");
+	T_STEP("openat of the root-only file through the ring");
 	ret = ring_openat(&ring, secret);
 	if (ret >= 0) {
 		ssize_t n = pread(ret, buf, sizeof(buf) - 1, 0);
 
 		buf[n > 0 ? n : 0] = '\0';
-		FAIL("after dropping to nobody an io_uring openat of the root-only 0600 file "
+		T_FAIL("after dropping to nobody an io_uring openat of the root-only 0600 file "
 		     "succeeded (fd %d, read \"%.20s\"): requests ran with root's credentials",
 		     ret, buf);
 	}
 	CHECK_MSG(ret == -EACCES, "openat of the root-only file: res %d (%s), want -EACCES",
 		  ret, strerror(-ret));
 
-	STEP("openat + read of the 0644 file through the ring");
+	T_STEP("openat + read of the 0644 file through the ring");
 	fd = ring_openat(&ring, public);
 	CHECK_MSG(fd >= 0, "openat of the 0644 file: res %d (%s)", fd, strerror(-fd));
 	memset(buf, 0, sizeof(buf));
@@ -151,7 +151,7 @@ static void drop_after_setup(int transparent)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		sq_arm_watchdog();
+		t_arm_watchdog();
 		drop_after_setup_child(transparent, dir);
 		_exit(0);
 	}
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 		pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
-			sq_arm_watchdog();
+			t_arm_watchdog();
 			become_nobody();
 			check_unprivileged();
 			print_identity();

@@ -57,7 +57,7 @@ static int failures;
  * the next step (on a new ring) so one run shows every step. */
 #define BROKEN(...)							\
 	do {								\
-		fprintf(stderr, "FAIL [step: %s]: ", sq_step);		\
+		fprintf(stderr, "FAIL [step: %s]: ", t_step);		\
 		fprintf(stderr, __VA_ARGS__);				\
 		fputc('\n', stderr);					\
 		failures++;						\
@@ -87,7 +87,7 @@ static int enter(struct io_uring *ring, unsigned to_submit, unsigned min_complet
 	alarm(HANG_SECS);
 	ret = io_uring_enter((unsigned)ring->ring_fd, to_submit, min_complete, flags, NULL);
 	alarm(0);
-	sq_arm_watchdog();
+	t_arm_watchdog();
 	return ret;
 }
 
@@ -123,12 +123,12 @@ static int enter(struct io_uring *ring, unsigned to_submit, unsigned min_complet
 			       (unsigned long long)_cqe->user_data, _cqe->res,\
 			       (unsigned long long)(tag));		\
 		__atomic_store_n((ring)->cq.khead, _head + 1, __ATOMIC_RELEASE);\
-		SQ_PROGRESS();						\
+		T_PROGRESS();						\
 	} while (0)
 
 static void pause_until_idle(struct io_uring *ring, int transparent)
 {
-	sleep_ms(IDLE_SLEEP_MS);
+	t_msleep(IDLE_SLEEP_MS);
 	if (transparent)
 		CHECK_MSG(IO_URING_READ_ONCE(*ring->sq.kflags) & IORING_SQ_NEED_WAKEUP,
 			  "the SQ thread is still awake %d ms after the last request "
@@ -198,7 +198,7 @@ int main(int argc, char **argv)
 		struct io_uring ring;
 		int ret;
 
-		STEP("%s", steps[i].name);
+		T_STEP("%s", steps[i].name);
 		ret = io_uring_queue_init(8, &ring, 0);
 		skip_if_no_io_uring(ret);
 		CHECK_MSG(ret == 0, "setup = %d (%s)", ret, strerror(-ret));
@@ -209,7 +209,7 @@ int main(int argc, char **argv)
 		io_uring_queue_exit(&ring);
 	}
 	if (failures)
-		FAIL("%d of %zu steps broke plain-ring behaviour (listed above)", failures,
+		T_FAIL("%d of %zu steps broke plain-ring behaviour (listed above)", failures,
 		     sizeof(steps) / sizeof(steps[0]));
 	printf("enter: ok\n");
 	return 0;

@@ -45,7 +45,7 @@ static void check_filled(unsigned char c, const char *who)
 
 	for (i = 0; i < BUF_LEN; i++)
 		if (buf[i] != c)
-			FAIL("%s: byte %zu of the buffer is 0x%02x, want '%c' (0x%02x): "
+			T_FAIL("%s: byte %zu of the buffer is 0x%02x, want '%c' (0x%02x): "
 			     "a read landed in memory it must not touch", who, i, buf[i], c, c);
 }
 
@@ -54,7 +54,7 @@ static void new_ring_in_child(int transparent)
 	struct io_uring ring;
 	int ret;
 
-	STEP("child: a new ring of its own");
+	T_STEP("child: a new ring of its own");
 	ret = io_uring_queue_init(8, &ring, 0);
 	CHECK_MSG(ret == 0, "child: setup = %d (%s)", ret, strerror(-ret));
 	CHECK_RING_MODE(&ring, transparent);
@@ -70,7 +70,7 @@ static void child_submits(struct io_uring *ring, int transparent)
 	int ret;
 
 	memset(buf, 'C', sizeof(buf));
-	STEP("child: io_uring_submit on the inherited ring");
+	T_STEP("child: io_uring_submit on the inherited ring");
 	queue_read(ring, data_fd, buf, BUF_LEN, 0, 0xc1);
 	hang_alarm(HANG_SECS, "child: io_uring_submit on the inherited ring");
 	ret = io_uring_submit(ring);
@@ -89,7 +89,7 @@ static void child_submits(struct io_uring *ring, int transparent)
 	CHECK_MSG(ret == -EOWNERDEAD, "child: io_uring_submit on the inherited ring = %d (%s), "
 		  "want -EOWNERDEAD", ret, ret < 0 ? strerror(-ret) : "submitted");
 
-	STEP("child: io_uring_submit_and_wait on the inherited ring");
+	T_STEP("child: io_uring_submit_and_wait on the inherited ring");
 	hang_alarm(HANG_SECS, "child: io_uring_submit_and_wait on the inherited ring");
 	ret = io_uring_submit_and_wait(ring, 1);
 	hang_alarm_off();
@@ -97,7 +97,7 @@ static void child_submits(struct io_uring *ring, int transparent)
 		  "want -EOWNERDEAD", ret, ret < 0 ? strerror(-ret) : "submitted");
 
 	/* Give a poller that took the SQE anyway time to write somewhere. */
-	sleep_ms(200);
+	t_msleep(200);
 	check_filled('C', "child's buffer after the refused submits");
 	CHECK_MSG(io_uring_peek_cqe(ring, &cqe) == -EAGAIN,
 		  "child: a CQE (user_data %llu, res %d) arrived for a refused submit",
@@ -106,7 +106,7 @@ static void child_submits(struct io_uring *ring, int transparent)
 
 static void wait_pid(pid_t pid, long ms, const char *what)
 {
-	long long end = now_ms() + ms;
+	unsigned long long end = t_now_ms() + ms;
 	int status;
 
 	for (;;) {
@@ -115,15 +115,15 @@ static void wait_pid(pid_t pid, long ms, const char *what)
 		if (r == pid)
 			break;
 		CHECK_MSG(r == 0, "waitpid(%s): %s", what, strerror(errno));
-		if (now_ms() >= end) {
+		if (t_now_ms() >= end) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			FAIL("%s (pid %d) still running after %ld ms", what, (int)pid, ms);
+			T_FAIL("%s (pid %d) still running after %ld ms", what, (int)pid, ms);
 		}
-		sleep_ms(5);
+		t_msleep(5);
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		FAIL("%s failed (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
+		T_FAIL("%s failed (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
 		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
@@ -143,22 +143,22 @@ static void parent_alive(int transparent)
 	struct io_uring_cqe *cqe = NULL;
 	pid_t pid;
 
-	STEP("parent: ring");
+	T_STEP("parent: ring");
 	setup_ring(&ring, transparent);
 	memset(buf, 'P', sizeof(buf));
 
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
-		sq_arm_watchdog();
+		t_arm_watchdog();
 		child_submits(&ring, transparent);
 		new_ring_in_child(transparent);
 		_exit(0);
 	}
-	STEP("parent: waiting for the child");
+	T_STEP("parent: waiting for the child");
 	wait_pid(pid, 20000, "child");
 
-	STEP("parent: after the child");
+	T_STEP("parent: after the child");
 	check_filled('P', "parent's buffer after the child's submit");
 	if (!transparent) {
 		/* The child used the shared SQ and CQ: the parent's view of them
@@ -184,14 +184,14 @@ static void parent_alive(int transparent)
 
 static void exited_child(struct io_uring *ring, pid_t setup_pid, int transparent)
 {
-	long long end = now_ms() + 10000;
+	unsigned long long end = t_now_ms() + 10000;
 
-	STEP("child: waiting for the setup process to be gone");
+	T_STEP("child: waiting for the setup process to be gone");
 	/* Reaped by the subreaper: all its threads, the SQ thread included,
 	 * have exited. */
 	while (kill(setup_pid, 0) == 0 || errno != ESRCH) {
-		CHECK_MSG(now_ms() < end, "the setup process %d is still there", (int)setup_pid);
-		sleep_ms(5);
+		CHECK_MSG(t_now_ms() < end, "the setup process %d is still there", (int)setup_pid);
+		t_msleep(5);
 	}
 	child_submits(ring, transparent);
 	new_ring_in_child(transparent);
@@ -199,7 +199,7 @@ static void exited_child(struct io_uring *ring, pid_t setup_pid, int transparent
 
 static void parent_exited(int transparent)
 {
-	long long end;
+	unsigned long long end;
 	pid_t setup_pid;
 
 	CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0);
@@ -209,13 +209,13 @@ static void parent_exited(int transparent)
 		struct io_uring ring;
 		pid_t child, self = getpid();
 
-		sq_arm_watchdog();
-		STEP("setup process: ring");
+		t_arm_watchdog();
+		T_STEP("setup process: ring");
 		setup_ring(&ring, transparent);
 		child = fork();
 		CHECK(child >= 0);
 		if (child == 0) {
-			sq_arm_watchdog();
+			t_arm_watchdog();
 			/* Not getppid(): the setup process may be gone already. */
 			exited_child(&ring, self, transparent);
 			_exit(0);
@@ -223,25 +223,25 @@ static void parent_exited(int transparent)
 		/* Daemonize: the setup process leaves, the child carries on. */
 		_exit(0);
 	}
-	STEP("top: reaping the setup process");
+	T_STEP("top: reaping the setup process");
 	wait_pid(setup_pid, 20000, "setup process");
-	STEP("top: waiting for the daemonized child");
-	end = now_ms() + 30000;
+	T_STEP("top: waiting for the daemonized child");
+	end = t_now_ms() + 30000;
 	for (;;) {
 		int status;
 		pid_t r = waitpid(-1, &status, WNOHANG);
 
 		if (r > 0) {
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-				FAIL("daemonized child failed (%s %d)",
+				T_FAIL("daemonized child failed (%s %d)",
 				     WIFEXITED(status) ? "exit" : "signal",
 				     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 			break;
 		}
 		CHECK_MSG(r == 0, "waitpid: %s (the child was not reparented to us?)",
 			  strerror(errno));
-		CHECK_MSG(now_ms() < end, "daemonized child still running");
-		sleep_ms(5);
+		CHECK_MSG(t_now_ms() < end, "daemonized child still running");
+		t_msleep(5);
 	}
 }
 

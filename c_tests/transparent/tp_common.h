@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers for the RSURING_SQPOLL=1 contract tests (c_tests/transparent/),
- * on top of the shared-SQPOLL helpers of c_tests/sqpoll/sq_common.h (exit
- * codes, CHECK/FAIL, watchdog, iou-sqp thread listing, the data file).
+ * on top of the shared-SQPOLL helpers of c_tests/sqpoll/sq_common.h
+ * (iou-sqp thread listing, the data file) and c_tests/test_helpers.h (exit
+ * codes, CHECK/T_FAIL, the watchdog, NOP helpers).
  *
  * Each program takes the expected ring mode as its first argument where it
  * matters: "plain" (no SQ thread: the library refused, or RSURING_SQPOLL is
@@ -26,7 +27,7 @@
 
 /* The SqThread line of the ring's fdinfo: the SQ thread's tid, or -1 when
  * the ring has none (or the line is absent). */
-static SQ_UNUSED long ring_sq_thread(int ring_fd)
+static T_UNUSED long ring_sq_thread(int ring_fd)
 {
 	char path[64], line[256];
 	long tid = -1;
@@ -43,7 +44,7 @@ static SQ_UNUSED long ring_sq_thread(int ring_fd)
 }
 
 /* Whether `tid` is one of this process's SQ poll threads. */
-static SQ_UNUSED int is_own_sqp_thread(long tid)
+static T_UNUSED int is_own_sqp_thread(long tid)
 {
 	char path[100], comm[64] = "";
 	FILE *f;
@@ -63,20 +64,20 @@ static SQ_UNUSED int is_own_sqp_thread(long tid)
  * sees the setup it asked for; only the kernel's fdinfo tells.) With
  * `whole_process`, no iou-sqp thread in the process either (only where the
  * program created no SQPOLL ring of its own). */
-static SQ_UNUSED void check_plain_ring_at(const char *file, int line,
+static T_UNUSED void check_plain_ring_at(const char *file, int line,
 					  struct io_uring *ring, int whole_process)
 {
 	long tid = ring_sq_thread(ring->ring_fd);
 	int threads;
 
 	if (ring->flags & IORING_SETUP_SQPOLL)
-		sq_fail_at(file, line, "ring fd %d: ring.flags 0x%x has SQPOLL, want a plain ring",
+		t_fail_at(file, line, "ring fd %d: ring.flags 0x%x has SQPOLL, want a plain ring",
 			   ring->ring_fd, ring->flags);
 	if (tid != -1)
-		sq_fail_at(file, line, "ring fd %d: fdinfo SqThread %ld, want -1 (plain ring)",
+		t_fail_at(file, line, "ring fd %d: fdinfo SqThread %ld, want -1 (plain ring)",
 			   ring->ring_fd, tid);
 	if (whole_process && (threads = count_sqp_threads()) != 0)
-		sq_fail_at(file, line, "%d iou-sqp thread(s) in a process whose rings must be plain",
+		t_fail_at(file, line, "%d iou-sqp thread(s) in a process whose rings must be plain",
 			   threads);
 }
 
@@ -84,28 +85,28 @@ static SQ_UNUSED void check_plain_ring_at(const char *file, int line,
 
 /* A transparent ring: ring.flags as the application asked (no SQPOLL) and
  * an SQ thread of this process in fdinfo. Returns the thread's tid. */
-static SQ_UNUSED long check_transparent_ring_at(const char *file, int line,
+static T_UNUSED long check_transparent_ring_at(const char *file, int line,
 						struct io_uring *ring)
 {
-	long long end = now_ms() + 2000;
+	unsigned long long end = t_now_ms() + 2000;
 	long tid = ring_sq_thread(ring->ring_fd);
 
 	if (ring->flags & IORING_SETUP_SQPOLL)
-		sq_fail_at(file, line,
+		t_fail_at(file, line,
 			   "ring fd %d: ring.flags 0x%x shows SQPOLL: a transparent ring must "
 			   "look like the plain ring the application asked for",
 			   ring->ring_fd, ring->flags);
 	/* Until a new SQ thread first runs, fdinfo shows its creator's tid and
 	 * the thread its creator's comm. */
-	while (tid > 0 && !is_own_sqp_thread(tid) && now_ms() < end) {
-		sleep_ms(1);
+	while (tid > 0 && !is_own_sqp_thread(tid) && t_now_ms() < end) {
+		t_msleep(1);
 		tid = ring_sq_thread(ring->ring_fd);
 	}
 	if (tid <= 0)
-		sq_fail_at(file, line, "ring fd %d: fdinfo SqThread %ld, want an SQ thread",
+		t_fail_at(file, line, "ring fd %d: fdinfo SqThread %ld, want an SQ thread",
 			   ring->ring_fd, tid);
 	if (!is_own_sqp_thread(tid))
-		sq_fail_at(file, line, "ring fd %d: SqThread %ld is not an iou-sqp thread of pid %d",
+		t_fail_at(file, line, "ring fd %d: SqThread %ld is not an iou-sqp thread of pid %d",
 			   ring->ring_fd, tid, (int)getpid());
 	return tid;
 }
@@ -113,7 +114,7 @@ static SQ_UNUSED long check_transparent_ring_at(const char *file, int line,
 #define CHECK_TRANSPARENT_RING(ring) check_transparent_ring_at(__FILE__, __LINE__, (ring))
 
 /* argv[1]: "plain" -> 0, "transparent" -> 1. */
-static SQ_UNUSED int expect_transparent(int argc, char **argv)
+static T_UNUSED int expect_transparent(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "transparent"))
 		return 1;
@@ -123,7 +124,7 @@ static SQ_UNUSED int expect_transparent(int argc, char **argv)
 	exit(2);
 }
 
-static SQ_UNUSED void check_ring_mode_at(const char *file, int line,
+static T_UNUSED void check_ring_mode_at(const char *file, int line,
 					 struct io_uring *ring, int transparent)
 {
 	if (transparent)
@@ -136,7 +137,7 @@ static SQ_UNUSED void check_ring_mode_at(const char *file, int line,
 	check_ring_mode_at(__FILE__, __LINE__, (ring), (transparent))
 
 /* One field of /proc/self/status as a number (hex for the Cap* lines). */
-static SQ_UNUSED unsigned long long status_field(const char *name, int base)
+static T_UNUSED unsigned long long status_field(const char *name, int base)
 {
 	char line[256];
 	size_t len = strlen(name);
@@ -156,7 +157,7 @@ static SQ_UNUSED unsigned long long status_field(const char *name, int base)
 }
 
 /* No capability in any set a process could use or regain. */
-static SQ_UNUSED int has_no_capabilities(void)
+static T_UNUSED int has_no_capabilities(void)
 {
 	return status_field("CapPrm", 16) == 0 && status_field("CapEff", 16) == 0 &&
 	       status_field("CapAmb", 16) == 0;
@@ -165,7 +166,7 @@ static SQ_UNUSED int has_no_capabilities(void)
 /* Drops a root process to nobody/nogroup for good: no supplementary
  * groups, all uids and gids 65534, no capabilities. Stays dumpable so its
  * /proc/self files remain readable to it. */
-static SQ_UNUSED void become_nobody(void)
+static T_UNUSED void become_nobody(void)
 {
 	uid_t r, e, s;
 
@@ -182,7 +183,7 @@ static SQ_UNUSED void become_nobody(void)
 
 /* The process cannot change its credentials: what the contract calls
  * unprivileged (checked before expecting a transparent ring). */
-static SQ_UNUSED void check_unprivileged(void)
+static T_UNUSED void check_unprivileged(void)
 {
 	uid_t ru, eu, su;
 	gid_t rg, eg, sg;
@@ -209,25 +210,25 @@ static void tp_alarm_fired(int sig)
 	n = snprintf(msg, sizeof(msg), "FAIL hang: %s did not return within the alarm [pid %d]\n",
 		     tp_alarm_what, (int)getpid());
 	if (n > 0 && write(2, msg, (size_t)n) < 0)
-		_exit(SQ_EXIT_FAIL);
-	_exit(SQ_EXIT_FAIL);
+		_exit(T_EXIT_FAIL);
+	_exit(T_EXIT_FAIL);
 }
 
-static SQ_UNUSED void hang_alarm(unsigned secs, const char *what)
+static T_UNUSED void hang_alarm(unsigned secs, const char *what)
 {
 	tp_alarm_what = what;
 	signal(SIGALRM, tp_alarm_fired);
 	alarm(secs);
 }
 
-/* Back to the progress watchdog of sq_common.h. */
-static SQ_UNUSED void hang_alarm_off(void)
+/* Back to the progress watchdog of test_helpers.h. */
+static T_UNUSED void hang_alarm_off(void)
 {
-	sq_arm_watchdog();
+	t_arm_watchdog();
 }
 
 /* Reaps `n` CQEs of NOPs (1 s timeout each), each with res 0. */
-static SQ_UNUSED void reap_nops(struct io_uring *ring, unsigned n)
+static T_UNUSED void reap_nops(struct io_uring *ring, unsigned n)
 {
 	unsigned i;
 
@@ -241,34 +242,20 @@ static SQ_UNUSED void reap_nops(struct io_uring *ring, unsigned n)
 		CHECK_MSG(cqe->res == 0, "CQE %u (user_data %llu): res %d", i,
 			  (unsigned long long)cqe->user_data, cqe->res);
 		io_uring_cqe_seen(ring, cqe);
-		SQ_PROGRESS();
-	}
-}
-
-/* Queues `n` NOPs tagged base, base+1, ...; fails if the SQ is full. */
-static SQ_UNUSED void queue_nops(struct io_uring *ring, unsigned n, unsigned long long base)
-{
-	unsigned i;
-
-	for (i = 0; i < n; i++) {
-		struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
-
-		CHECK_MSG(sqe != NULL, "no SQE for NOP %u of %u", i, n);
-		io_uring_prep_nop(sqe);
-		io_uring_sqe_set_data64(sqe, base + i);
+		T_PROGRESS();
 	}
 }
 
 /* 3 rings as the process is: each in the expected mode (checked when it is
  * created, with the others live), each reads the data file correctly. */
-static SQ_UNUSED void use_rings(int transparent)
+static T_UNUSED void use_rings(int transparent)
 {
 	struct io_uring ring[3];
 	int data_fd = make_data_file();
 	int i, ret;
 
 	for (i = 0; i < 3; i++) {
-		STEP("ring %d", i);
+		T_STEP("ring %d", i);
 		ret = io_uring_queue_init(8, &ring[i], 0);
 		skip_if_no_io_uring(ret);
 		CHECK_MSG(ret == 0, "ring %d: setup = %d (%s)", i, ret, strerror(-ret));

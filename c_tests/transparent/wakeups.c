@@ -36,8 +36,8 @@ int main(int argc, char **argv)
 		struct io_uring_cqe *cqe;
 		size_t off = (size_t)i * SQ_CHUNK;
 
-		STEP("read %d", i);
-		sleep_ms(GAP_MS);
+		T_STEP("read %d", i);
+		t_msleep(GAP_MS);
 		memset(buf, 0, sizeof(buf));
 		queue_read(&ring, data_fd, buf, SQ_CHUNK, off, (unsigned long long)i);
 		ret = io_uring_submit(&ring);

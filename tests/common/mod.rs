@@ -1,87 +1,42 @@
-//! What the integration tests that build and run C programs share: where the
-//! library under test is, a directory that presents it as `liburing.so.2`,
-//! and the C compiler.
+//! The one harness of the integration tests that build and run programs:
+//!
+//! - [`paths`]: the repository, the library under test
+//!   (`<target-dir>/<profile>/librsuring.so`) and each test crate's
+//!   [`Area`] (`<target-dir>/<profile>/tests/<crate>/`): `lib/`, holding
+//!   `liburing.so.2` → the library (the RPATH of the programs, or their
+//!   `LD_LIBRARY_PATH`), and `bin/` for what the crate builds;
+//! - [`cbuild`]: [`CProgram`] compiles a C program against our header or
+//!   Debian's, links it to our library, Debian's, or neither, and checks
+//!   with `ldd` which `liburing.so.2` it loads;
+//! - [`launch`]: [`launch()`] runs a program in its own process group with
+//!   a timeout that kills the group, without the caller's `RSURING_*` /
+//!   `LD_*` variables, optionally as nobody, on chosen CPUs or under a
+//!   wrapper, and returns a [`Run`] (status, output, a reproducing command
+//!   line);
+//! - [`strict`]: [`skip`] — a failure under `RSURING_STRICT=1` (CI),
+//!   otherwise a reported skip — and the checks for tools and files that
+//!   use it.
+//!
+//! `tests/harness.rs` checks the harness itself. A new test driver
+//! `tests/foo.rs` adopts it with `mod common;` and, e.g.:
+//!
+//! ```ignore
+//! let bin = common::CProgram::new("prog", "c_tests/foo/prog.c").build();
+//! let run = common::launch(&bin, &["arg"]).var("RSURING_STATS", "1").run();
+//! if !run.expect_pass() { return; } // exit 77: a skip, a failure under strict mode
+//! assert_eq!(run.field("rings"), "2", "{}", run.describe());
+//! ```
 
-#![allow(dead_code)] // each test crate uses its own subset
+#![allow(dead_code, unused_imports)] // each test crate uses its own subset
 
-use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+pub mod cbuild;
+pub mod launch;
+pub mod paths;
+pub mod strict;
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `<target-dir>/<profile>/`: test binaries live in its `deps/`.
-pub fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent()
-        .and_then(Path::parent)
-        .expect("test binary is not in <target-dir>/<profile>/deps/")
-        .to_path_buf()
-}
-
-/// `<target-dir>/<profile>/librsuring.so`, canonicalized. Cargo uplifts the
-/// cdylib from deps/ into the profile directory; the copy in deps/ wins when
-/// it is newer. `cargo test` does not build the cdylib: the README test
-/// command runs `cargo build --release` first.
-pub fn library() -> PathBuf {
-    let dir = profile_dir();
-    let uplifted = dir.join("librsuring.so");
-    let in_deps = dir.join("deps").join("librsuring.so");
-    let mtime = |p: &Path| fs::metadata(p).and_then(|m| m.modified()).ok();
-    let lib = match (mtime(&uplifted), mtime(&in_deps)) {
-        (Some(a), Some(b)) if b > a => in_deps,
-        (Some(_), _) => uplifted,
-        (None, Some(_)) => in_deps,
-        (None, None) => panic!(
-            "{} does not exist: build the cdylib for this profile first \
-             (`cargo build --release`, then `cargo test --release`)",
-            uplifted.display()
-        ),
-    };
-    lib.canonicalize().expect("canonicalize librsuring.so")
-}
-
-/// `<profile>/<name>/`, created, holding `liburing.so.2` and `liburing.so`
-/// links to `lib`: the RPATH (or LD_LIBRARY_PATH) that makes a program load
-/// rsuring under liburing's name.
-pub fn library_dir(name: &str, lib: &Path) -> PathBuf {
-    let dir = profile_dir().join(name);
-    fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-    for link in ["liburing.so.2", "liburing.so"] {
-        replace_symlink(lib, &dir.join(link));
-    }
-    dir
-}
-
-/// Points `link` at `target`, replacing whatever is there; safe when several
-/// test processes race on it (symlink to a temporary name, rename over).
-pub fn replace_symlink(target: &Path, link: &Path) {
-    if fs::read_link(link).ok().as_deref() == Some(target) {
-        return;
-    }
-    let tmp = link.with_extension(format!("tmp{}", std::process::id()));
-    let _ = fs::remove_file(&tmp);
-    std::os::unix::fs::symlink(target, &tmp)
-        .unwrap_or_else(|e| panic!("symlink {}: {e}", tmp.display()));
-    fs::rename(&tmp, link).unwrap_or_else(|e| panic!("rename to {}: {e}", link.display()));
-}
-
-/// The C compiler cargo would use (through the `cc` crate, without the
-/// build-script environment it normally reads), with debug info and
-/// `-O<opt_level>`; warnings are left to the caller.
-pub fn c_compiler(opt_level: u32) -> Command {
-    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
-    cc::Build::new()
-        .cargo_metadata(false)
-        .opt_level(opt_level)
-        .debug(true)
-        .host(&triple)
-        .target(&triple)
-        .warnings(false)
-        .try_get_compiler()
-        .unwrap_or_else(|e| panic!("no C compiler found through the cc crate: {e}"))
-        .to_command()
-}
+pub use cbuild::{argv_line, c_compiler, CProgram, Header, Link};
+pub use launch::{launch, tail, Launch, Run, EXIT_SKIP, NOBODY};
+pub use paths::{
+    area, debian_liburing, library, profile_dir, repo, unique, Area, Removed, DEBIAN_HEADER,
+};
+pub use strict::{have_tool, require_file, require_tool, skip, skip_or_fail, strict};
