@@ -1,7 +1,8 @@
 //! Gives the shared library liburing's SONAME and symbol versions, and
 //! links in the header's inline helpers as real symbols (liburing-ffi's
 //! symbol set, see src/inline_ffi.c) and liburing-ffi's LIBURING_2.4
-//! restatements of older functions (src/ffi_restated.c).
+//! restatements of older functions (src/ffi_restated.c), and older
+//! versions of rsuring's own extension functions (src/ffi_compat.c).
 use std::path::Path;
 
 /// Static library holding src/inline_ffi.c and src/ffi_restated.c, linked
@@ -32,6 +33,7 @@ fn build_inline_ffi(root: &Path) {
     let sources = [
         root.join("src/inline_ffi.c"),
         root.join("src/ffi_restated.c"),
+        root.join("src/ffi_compat.c"),
     ];
     let include = root.join("include");
     for source in &sources {

@@ -60,6 +60,19 @@ fn restated() -> Vec<String> {
     out
 }
 
+/// The `name@RSURING_x` versions src/ffi_compat.c adds (its `.symver`
+/// lines), as (version, name).
+fn compat_versions() -> Vec<(String, String)> {
+    let src = std::fs::read_to_string(common::repo().join("src/ffi_compat.c")).unwrap();
+    src.lines()
+        .filter_map(|l| l.trim().strip_prefix("__asm__(\".symver "))
+        .filter_map(|rest| rest.split(", ").nth(1))
+        .filter_map(|versioned| versioned.split('"').next())
+        .filter_map(|versioned| versioned.split_once('@'))
+        .map(|(name, version)| (version.to_string(), name.to_string()))
+        .collect()
+}
+
 /// (version, symbol) pairs the library defines, from `objdump -T`; a
 /// non-default version is in parentheses, `(LIBURING_2.4)`.
 fn exported(lib: &Path) -> BTreeSet<(String, String)> {
@@ -108,6 +121,17 @@ fn exports_exactly_the_declared_versioned_symbols() {
             allowed.insert(("(LIBURING_2.4)".to_string(), name.clone())),
             "{name} listed twice"
         );
+    }
+    // Older versions of rsuring's own functions (src/ffi_compat.c), each
+    // non-default beside a default in a later RSURING node.
+    for (version, name) in compat_versions() {
+        assert!(
+            declared
+                .iter()
+                .any(|(v, s)| *s == name && v.starts_with("RSURING_") && *v != version),
+            "{name}@{version} in src/ffi_compat.c has no newer default version in liburing.map"
+        );
+        assert!(allowed.insert((format!("({version})"), name.clone())));
     }
     let missing: Vec<_> = allowed.difference(&exported).collect();
     let extra: Vec<_> = exported.difference(&allowed).collect();
