@@ -44,7 +44,7 @@ fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
         let lib = common::library();
-        let lib_dir = common::library_dir("stats_tests/lib", &lib);
+        let lib_dir = common::area().lib_dir.clone();
         let bin_dir = common::profile_dir().join("stats_tests/bin");
         fs::create_dir_all(&bin_dir).expect("create stats_tests/bin");
         Env {

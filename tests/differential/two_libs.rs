@@ -64,7 +64,7 @@ pub fn reference_available(test: &str) -> bool {
 /// The directory whose `liburing.so.2` is our library.
 fn rsuring_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| common::library_dir("two_libs_lib", &common::library()))
+    DIR.get_or_init(|| common::area().lib_dir.clone())
 }
 
 /// Compiles the C files `srcs` into `<profile>/<bin_dir>/<name>` and
