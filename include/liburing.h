@@ -363,8 +363,8 @@ io_uring_cqe_nr(const struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
 
 /*
  * CQ slots posted and not consumed.  The acquire load of the kernel's tail
- * makes the entries before it visible; the head is only ever written by
- * the application, so it is read plainly.
+ * makes the entries before it visible; we are the head's only writer, so
+ * reading it needs no ordering.
  */
 IOURINGINLINE unsigned
 io_uring_cq_ready(const struct io_uring *ring) LIBURING_NOEXCEPT
