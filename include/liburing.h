@@ -227,7 +227,17 @@ struct io_uring_cqe_iter {
 	unsigned tail;
 };
 
-/* Exported functions: generated, never declared by hand. */
+/*
+ * Exported functions: generated, never declared by hand.  Their argument
+ * types that an older system uapi (included first) lacks stay incomplete,
+ * declared here so that the prototypes still mean the same type.
+ */
+struct io_uring_clock_register;
+struct io_uring_mem_region_reg;
+struct io_uring_napi;
+struct io_uring_reg_wait;
+struct io_uring_zcrx_ifq_reg;
+struct zcrx_ctrl;
 #include "liburing/rsuring_api.h"
 
 /*
