@@ -729,7 +729,10 @@ io_uring_prep_nop(struct io_uring_sqe *sqe) LIBURING_NOEXCEPT
 
 #if defined(RSURING_UAPI_6_18)
 
-/* IORING_OP_NOP128: complete at once, from a 128-byte slot of an SQE_MIXED ring */
+/*
+ * IORING_OP_NOP128: complete at once, from a 128-byte slot of an SQE_MIXED
+ * ring
+ */
 
 IOURINGINLINE void
 io_uring_prep_nop128(struct io_uring_sqe *sqe) LIBURING_NOEXCEPT
@@ -742,7 +745,10 @@ io_uring_prep_nop128(struct io_uring_sqe *sqe) LIBURING_NOEXCEPT
 }
 #endif
 
-/* IORING_OP_READ: read into a buffer at an offset (-1: the file position), like pread(2) */
+/*
+ * IORING_OP_READ: read into a buffer at an offset (-1: the file position),
+ * like pread(2)
+ */
 
 IOURINGINLINE void
 io_uring_prep_read(struct io_uring_sqe *sqe, int fd, void *buf, unsigned nbytes,
@@ -755,7 +761,10 @@ io_uring_prep_read(struct io_uring_sqe *sqe, int fd, void *buf, unsigned nbytes,
 	sqe->len = nbytes;
 }
 
-/* IORING_OP_WRITE: write a buffer at an offset (-1: the file position), like pwrite(2) */
+/*
+ * IORING_OP_WRITE: write a buffer at an offset (-1: the file position), like
+ * pwrite(2)
+ */
 
 IOURINGINLINE void
 io_uring_prep_write(struct io_uring_sqe *sqe, int fd, const void *buf,
@@ -854,7 +863,10 @@ io_uring_prep_write_fixed(struct io_uring_sqe *sqe, int fd, const void *buf,
 
 #if defined(RSURING_UAPI_6_18)
 
-/* IORING_OP_READV_FIXED: read into iovecs that lie in registered buffer buf_index */
+/*
+ * IORING_OP_READV_FIXED: read into iovecs that lie in registered buffer
+ * buf_index
+ */
 
 IOURINGINLINE void
 io_uring_prep_readv_fixed(struct io_uring_sqe *sqe, int fd,
@@ -871,7 +883,10 @@ io_uring_prep_readv_fixed(struct io_uring_sqe *sqe, int fd,
 	sqe->buf_index = (__u16) buf_index;
 }
 
-/* IORING_OP_WRITEV_FIXED: write iovecs that lie in registered buffer buf_index */
+/*
+ * IORING_OP_WRITEV_FIXED: write iovecs that lie in registered buffer
+ * buf_index
+ */
 
 IOURINGINLINE void
 io_uring_prep_writev_fixed(struct io_uring_sqe *sqe, int fd,
@@ -888,7 +903,10 @@ io_uring_prep_writev_fixed(struct io_uring_sqe *sqe, int fd,
 	sqe->buf_index = (__u16) buf_index;
 }
 
-/* IORING_OP_READ_MULTISHOT: keep reading, one provided buffer of group buf_group per CQE */
+/*
+ * IORING_OP_READ_MULTISHOT: keep reading, one provided buffer of group
+ * buf_group per CQE
+ */
 
 IOURINGINLINE void
 io_uring_prep_read_multishot(struct io_uring_sqe *sqe, int fd, unsigned nbytes,
@@ -932,7 +950,10 @@ io_uring_prep_sync_file_range(struct io_uring_sqe *sqe, int fd, unsigned len,
 	sqe->sync_range_flags = (__u32) flags;
 }
 
-/* IORING_OP_FALLOCATE: fallocate(2); the mode travels in len, the length in addr */
+/*
+ * IORING_OP_FALLOCATE: fallocate(2); the mode travels in len, the length in
+ * addr
+ */
 
 IOURINGINLINE void
 io_uring_prep_fallocate(struct io_uring_sqe *sqe, int fd, int mode,
@@ -961,7 +982,10 @@ io_uring_prep_ftruncate(struct io_uring_sqe *sqe, int fd,
 }
 #endif
 
-/* IORING_OP_FADVISE: posix_fadvise(2); the 64-bit variant passes the length in addr */
+/*
+ * IORING_OP_FADVISE: posix_fadvise(2); the 64-bit variant passes the length
+ * in addr
+ */
 
 IOURINGINLINE void
 io_uring_prep_fadvise(struct io_uring_sqe *sqe, int fd, __u64 offset, __u32 len,
@@ -1013,7 +1037,10 @@ io_uring_prep_madvise64(struct io_uring_sqe *sqe, void *addr, off_t length,
 	sqe->fadvise_advice = (__u32) advice;
 }
 
-/* IORING_OP_SPLICE: splice(2); one end must be a pipe, an offset of -1 means the file position */
+/*
+ * IORING_OP_SPLICE: splice(2); one end must be a pipe, an offset of -1 means
+ * the file position
+ */
 
 IOURINGINLINE void
 io_uring_prep_splice(struct io_uring_sqe *sqe, int fd_in, int64_t off_in,
@@ -1045,7 +1072,10 @@ io_uring_prep_tee(struct io_uring_sqe *sqe, int fd_in, int fd_out,
 	sqe->splice_fd_in = fd_in;
 }
 
-/* IORING_OP_OPENAT: openat(2); the _direct variants open into a direct descriptor slot */
+/*
+ * IORING_OP_OPENAT: openat(2); the _direct variants open into a direct
+ * descriptor slot
+ */
 
 IOURINGINLINE void
 io_uring_prep_openat(struct io_uring_sqe *sqe, int dfd, const char *path,
@@ -1165,7 +1195,10 @@ io_uring_prep_statx(struct io_uring_sqe *sqe, int dfd, const char *path,
 
 #if defined(RSURING_UAPI_6_18)
 
-/* IORING_OP_FIXED_FD_INSTALL: give direct descriptor fd a regular descriptor (in cqe->res) */
+/*
+ * IORING_OP_FIXED_FD_INSTALL: give direct descriptor fd a regular descriptor
+ * (in cqe->res)
+ */
 
 IOURINGINLINE void
 io_uring_prep_fixed_fd_install(struct io_uring_sqe *sqe, int fd,
@@ -1181,7 +1214,10 @@ io_uring_prep_fixed_fd_install(struct io_uring_sqe *sqe, int fd,
 }
 #endif
 
-/* IORING_OP_FILES_UPDATE: replace registered files from slot offset on (the result: how many) */
+/*
+ * IORING_OP_FILES_UPDATE: replace registered files from slot offset on (the
+ * result: how many)
+ */
 
 IOURINGINLINE void
 io_uring_prep_files_update(struct io_uring_sqe *sqe, int *fds, unsigned nr_fds,
@@ -1220,7 +1256,10 @@ io_uring_prep_unlink(struct io_uring_sqe *sqe, const char *path,
 	sqe->unlink_flags = (__u32) flags;
 }
 
-/* IORING_OP_RENAMEAT: renameat2(2); the new directory travels in len, the new path in off */
+/*
+ * IORING_OP_RENAMEAT: renameat2(2); the new directory travels in len, the new
+ * path in off
+ */
 
 IOURINGINLINE void
 io_uring_prep_renameat(struct io_uring_sqe *sqe, int olddfd,
@@ -1295,7 +1334,10 @@ io_uring_prep_symlink(struct io_uring_sqe *sqe, const char *target,
 	sqe->len = 0;
 }
 
-/* IORING_OP_LINKAT: linkat(2); the new directory travels in len, the new path in off */
+/*
+ * IORING_OP_LINKAT: linkat(2); the new directory travels in len, the new path
+ * in off
+ */
 
 IOURINGINLINE void
 io_uring_prep_linkat(struct io_uring_sqe *sqe, int olddfd, const char *oldpath,
@@ -1382,7 +1424,10 @@ io_uring_prep_fsetxattr(struct io_uring_sqe *sqe, int fd, const char *name,
 	sqe->xattr_flags = (__u32) flags;
 }
 
-/* IORING_OP_SOCKET: socket(2); the _direct variants create a direct descriptor */
+/*
+ * IORING_OP_SOCKET: socket(2); the _direct variants create a direct
+ * descriptor
+ */
 
 IOURINGINLINE void
 io_uring_prep_socket(struct io_uring_sqe *sqe, int domain, int type,
@@ -1468,7 +1513,10 @@ io_uring_prep_listen(struct io_uring_sqe *sqe, int fd,
 }
 #endif
 
-/* IORING_OP_ACCEPT: accept4(2); multishot posts a CQE per connection until canceled */
+/*
+ * IORING_OP_ACCEPT: accept4(2); multishot posts a CQE per connection until
+ * canceled
+ */
 
 IOURINGINLINE void
 io_uring_prep_accept(struct io_uring_sqe *sqe, int fd, struct sockaddr *addr,
@@ -1539,7 +1587,10 @@ io_uring_prep_shutdown(struct io_uring_sqe *sqe, int fd,
 	sqe->len = (__u32) how;
 }
 
-/* IORING_OP_SEND: send(2), sendto(2); a bundle sends from several provided buffers */
+/*
+ * IORING_OP_SEND: send(2), sendto(2); a bundle sends from several provided
+ * buffers
+ */
 
 IOURINGINLINE void
 io_uring_prep_send(struct io_uring_sqe *sqe, int sockfd, const void *buf,
@@ -1583,7 +1634,10 @@ io_uring_prep_send_bundle(struct io_uring_sqe *sqe, int sockfd, size_t len,
 }
 #endif
 
-/* IORING_OP_SEND_ZC: zero-copy send; a second CQE (IORING_CQE_F_NOTIF) releases the buffer */
+/*
+ * IORING_OP_SEND_ZC: zero-copy send; a second CQE (IORING_CQE_F_NOTIF)
+ * releases the buffer
+ */
 
 IOURINGINLINE void
 io_uring_prep_send_zc(struct io_uring_sqe *sqe, int sockfd, const void *buf,
@@ -1630,7 +1684,10 @@ io_uring_prep_sendmsg(struct io_uring_sqe *sqe, int fd,
 	sqe->msg_flags = flags;
 }
 
-/* IORING_OP_SENDMSG_ZC: zero-copy sendmsg(2); a second CQE (IORING_CQE_F_NOTIF) releases the buffers */
+/*
+ * IORING_OP_SENDMSG_ZC: zero-copy sendmsg(2); a second CQE
+ * (IORING_CQE_F_NOTIF) releases the buffers
+ */
 
 IOURINGINLINE void
 io_uring_prep_sendmsg_zc(struct io_uring_sqe *sqe, int fd,
@@ -1687,7 +1744,10 @@ io_uring_prep_recv_multishot(struct io_uring_sqe *sqe, int sockfd, void *buf,
 	sqe->msg_flags = (__u32) flags;
 }
 
-/* IORING_OP_RECVMSG: recvmsg(2); multishot keeps receiving into provided buffers (see io_uring_recvmsg_validate) */
+/*
+ * IORING_OP_RECVMSG: recvmsg(2); multishot keeps receiving into provided
+ * buffers (see io_uring_recvmsg_validate)
+ */
 
 IOURINGINLINE void
 io_uring_prep_recvmsg(struct io_uring_sqe *sqe, int fd, struct msghdr *msg,
@@ -1715,7 +1775,10 @@ io_uring_prep_recvmsg_multishot(struct io_uring_sqe *sqe, int fd,
 	sqe->msg_flags = flags;
 }
 
-/* IORING_OP_POLL_ADD: wait for poll(2) events on fd; multishot posts a CQE per event until canceled */
+/*
+ * IORING_OP_POLL_ADD: wait for poll(2) events on fd; multishot posts a CQE
+ * per event until canceled
+ */
 
 IOURINGINLINE void
 io_uring_prep_poll_add(struct io_uring_sqe *sqe, int fd,
@@ -1741,7 +1804,10 @@ io_uring_prep_poll_multishot(struct io_uring_sqe *sqe, int fd,
 	sqe->poll32_events = __io_uring_prep_poll_mask(poll_mask);
 }
 
-/* IORING_OP_POLL_REMOVE: cancel or change the poll request with a given user_data */
+/*
+ * IORING_OP_POLL_REMOVE: cancel or change the poll request with a given
+ * user_data
+ */
 
 IOURINGINLINE void
 io_uring_prep_poll_remove(struct io_uring_sqe *sqe,
@@ -1798,7 +1864,10 @@ io_uring_prep_epoll_wait(struct io_uring_sqe *sqe, int fd,
 }
 #endif
 
-/* IORING_OP_TIMEOUT: complete when ts passes, or after count other completions */
+/*
+ * IORING_OP_TIMEOUT: complete when ts passes, or after count other
+ * completions
+ */
 
 IOURINGINLINE void
 io_uring_prep_timeout(struct io_uring_sqe *sqe,
@@ -1813,7 +1882,10 @@ io_uring_prep_timeout(struct io_uring_sqe *sqe,
 	sqe->timeout_flags = flags;
 }
 
-/* IORING_OP_TIMEOUT_REMOVE: cancel the timeout with a given user_data, or give it a new time */
+/*
+ * IORING_OP_TIMEOUT_REMOVE: cancel the timeout with a given user_data, or
+ * give it a new time
+ */
 
 IOURINGINLINE void
 io_uring_prep_timeout_remove(struct io_uring_sqe *sqe, __u64 user_data,
@@ -1840,7 +1912,10 @@ io_uring_prep_timeout_update(struct io_uring_sqe *sqe,
 	sqe->timeout_flags = flags | IORING_TIMEOUT_UPDATE;
 }
 
-/* IORING_OP_LINK_TIMEOUT: time limit for the request this one is linked behind */
+/*
+ * IORING_OP_LINK_TIMEOUT: time limit for the request this one is linked
+ * behind
+ */
 
 IOURINGINLINE void
 io_uring_prep_link_timeout(struct io_uring_sqe *sqe,
@@ -1855,7 +1930,10 @@ io_uring_prep_link_timeout(struct io_uring_sqe *sqe,
 	sqe->timeout_flags = flags;
 }
 
-/* IORING_OP_ASYNC_CANCEL: cancel requests by user_data, fd, opcode or all (IORING_ASYNC_CANCEL_*) */
+/*
+ * IORING_OP_ASYNC_CANCEL: cancel requests by user_data, fd, opcode or all
+ * (IORING_ASYNC_CANCEL_*)
+ */
 
 IOURINGINLINE void
 io_uring_prep_cancel64(struct io_uring_sqe *sqe, __u64 user_data,
@@ -1893,7 +1971,10 @@ io_uring_prep_cancel_fd(struct io_uring_sqe *sqe, int fd,
 	sqe->cancel_flags = flags | IORING_ASYNC_CANCEL_FD;
 }
 
-/* IORING_OP_PROVIDE_BUFFERS: give group bgid nr buffers of len bytes from addr, ids bid, bid + 1, ... */
+/*
+ * IORING_OP_PROVIDE_BUFFERS: give group bgid nr buffers of len bytes from
+ * addr, ids bid, bid + 1, ...
+ */
 
 IOURINGINLINE void
 io_uring_prep_provide_buffers(struct io_uring_sqe *sqe, void *addr, int len,
@@ -1921,7 +2002,10 @@ io_uring_prep_remove_buffers(struct io_uring_sqe *sqe, int nr,
 	sqe->buf_group = (__u16) bgid;
 }
 
-/* IORING_OP_MSG_RING: post a CQE (res len, user_data data) on the ring behind fd, or send it a direct descriptor */
+/*
+ * IORING_OP_MSG_RING: post a CQE (res len, user_data data) on the ring behind
+ * fd, or send it a direct descriptor
+ */
 
 IOURINGINLINE void
 io_uring_prep_msg_ring(struct io_uring_sqe *sqe, int fd, unsigned int len,
@@ -2076,7 +2160,10 @@ io_uring_prep_pipe_direct(struct io_uring_sqe *sqe, int *fds, int pipe_flags,
 }
 #endif
 
-/* IORING_OP_URING_CMD: a driver command; its data follows the SQE on SQE128 rings */
+/*
+ * IORING_OP_URING_CMD: a driver command; its data follows the SQE on SQE128
+ * rings
+ */
 
 IOURINGINLINE void
 io_uring_prep_uring_cmd(struct io_uring_sqe *sqe, int cmd_op,
@@ -2151,7 +2238,10 @@ io_uring_prep_cmd_zone_reset_all(struct io_uring_sqe *sqe,
 
 #if defined(RSURING_UAPI_6_18)
 
-/* IORING_OP_URING_CMD128: a driver command in a 128-byte slot of an SQE_MIXED ring */
+/*
+ * IORING_OP_URING_CMD128: a driver command in a 128-byte slot of an SQE_MIXED
+ * ring
+ */
 
 IOURINGINLINE void
 io_uring_prep_uring_cmd128(struct io_uring_sqe *sqe, int cmd_op,

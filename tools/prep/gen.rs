@@ -572,6 +572,27 @@ fn signature(h: &Helper) -> String {
     out
 }
 
+/// A C comment holding `text`, on one line when it fits in 80 columns.
+fn comment(text: &str) -> String {
+    if text.len() + 6 <= WIDTH {
+        return format!("/* {text} */\n");
+    }
+    let mut out = String::from("/*\n");
+    let mut line = String::from(" *");
+    for word in text.split_whitespace() {
+        if line.len() + 1 + word.len() > WIDTH - 2 {
+            out.push_str(&line);
+            out.push('\n');
+            line = String::from(" *");
+        }
+        line.push(' ');
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push_str("\n */\n");
+    out
+}
+
 fn guard_condition(guards: &[String]) -> String {
     guards
         .iter()
@@ -607,7 +628,8 @@ pub fn header_section(table: &Table) -> String {
         }
         if h.block != last_block {
             let name = block.opcode.as_deref().unwrap_or("any opcode");
-            let _ = write!(out, "\n/* {name}: {} */\n", block.what);
+            out.push('\n');
+            out.push_str(&comment(&format!("{name}: {}", block.what)));
             last_block = h.block;
         }
         out.push('\n');
