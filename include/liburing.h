@@ -2271,12 +2271,13 @@ _LOCAL_INLINE struct io_uring_sqe *
 __rsuring_take_sqes(struct io_uring *ring, unsigned nr) LIBURING_NOEXCEPT
 {
 	struct io_uring_sq *sq = &ring->sq;
+	unsigned tail = sq->sqe_tail;
 	struct io_uring_sqe *sqe;
 
-	if (io_uring_sq_ready(ring) + nr > sq->ring_entries)
+	if (tail - io_uring_load_sq_head(ring) + nr > sq->ring_entries)
 		return NULL;
-	sqe = &sq->sqes[(sq->sqe_tail & sq->ring_mask) << io_uring_sqe_shift(ring)];
-	sq->sqe_tail += nr;
+	sqe = &sq->sqes[(tail & sq->ring_mask) << io_uring_sqe_shift(ring)];
+	sq->sqe_tail = tail + nr;
 	io_uring_initialize_sqe(sqe);
 	return sqe;
 }
