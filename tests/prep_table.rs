@@ -22,18 +22,20 @@ mod common;
 mod dump;
 #[path = "../tools/prep/gen.rs"]
 mod gen;
+#[path = "../tools/prep/table.rs"]
+mod table;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use gen::{Helper, Table};
+use table::{Helper, Table};
 
 fn table() -> Table {
     let path = common::repo().join("tools/prep/prep.table");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    gen::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+    table::parse(&text).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The environment asks that nothing be skipped (CI).
@@ -107,7 +109,7 @@ fn differing_fields(a: &str, b: &str) -> String {
     let differ: Vec<usize> = (0..a.len() / 2)
         .filter(|&i| byte(a, i) != byte(b, i))
         .collect();
-    let mut names: Vec<String> = gen::SQE_FIELDS
+    let mut names: Vec<String> = table::SQE_FIELDS
         .iter()
         .filter(|f| {
             differ
@@ -228,13 +230,13 @@ fn field_offsets_are_the_compilers() {
     let include = common::repo().join("include");
     let out = build_and_run(&dir, "layout", &dump::layout_program(), Some(&include), &[]);
     let mut wrong = Vec::new();
-    for (line, f) in out.lines().zip(gen::SQE_FIELDS) {
+    for (line, f) in out.lines().zip(table::SQE_FIELDS) {
         let want = format!("{} {} {}", f.name, f.offset, f.size);
         if line != want {
             wrong.push(format!("generator says `{want}`, compiler `{line}`"));
         }
     }
-    assert_eq!(out.lines().count(), gen::SQE_FIELDS.len());
+    assert_eq!(out.lines().count(), table::SQE_FIELDS.len());
     assert!(
         wrong.is_empty(),
         "tools/prep/gen.rs SQE_FIELDS is wrong:\n{}",

@@ -7,9 +7,8 @@
 
 use std::fmt::Write as _;
 
-use crate::gen::{
-    expr_kind, kind_of, sqe_field, Field, Helper, Kind, Op, Param, Table, CORE, SQE_FIELDS,
-};
+use crate::gen::expr_kind;
+use crate::table::{kind_of, sqe_field, Field, Helper, Kind, Op, Param, Table, CORE, SQE_FIELDS};
 
 /// How a dump program fills each SQE.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
