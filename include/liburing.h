@@ -2394,23 +2394,29 @@ io_uring_recvmsg_cmsg_firsthdr(struct io_uring_recvmsg_out *o, struct msghdr *ms
 
 /*
  * The control message after cmsg, or NULL.  Everything the next header
- * claims must lie inside the control data the kernel wrote; a header that
- * claims less than itself ends the walk (it would never advance).
+ * claims must lie inside the controllen bytes the kernel wrote; a header
+ * that claims less than itself ends the walk (it would never advance).
+ * Offsets into the control area, not pointers, so that no length read
+ * from the buffer can make the arithmetic wrap.
  */
 IOURINGINLINE struct cmsghdr *
 io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o, struct msghdr *msgh,
 			      struct cmsghdr *cmsg) LIBURING_NOEXCEPT
 {
-	unsigned char *end = __rsuring_recvmsg_control(o, msgh) + o->controllen;
-	unsigned char *next;
+	size_t at = (size_t) ((unsigned char *) cmsg - __rsuring_recvmsg_control(o, msgh));
+	size_t step, left;
+	struct cmsghdr *next;
 
 	if (cmsg->cmsg_len < sizeof(*cmsg))
 		return NULL;
-	next = (unsigned char *) cmsg + CMSG_ALIGN(cmsg->cmsg_len);
-	if (next + sizeof(*cmsg) > end ||
-	    next + CMSG_ALIGN(((struct cmsghdr *) next)->cmsg_len) > end)
+	step = CMSG_ALIGN(cmsg->cmsg_len);
+	if (at > o->controllen || step > o->controllen - at)
 		return NULL;
-	return (struct cmsghdr *) next;
+	left = o->controllen - at - step;
+	next = (struct cmsghdr *) ((unsigned char *) cmsg + step);
+	if (left < sizeof(*next) || CMSG_ALIGN(next->cmsg_len) > left)
+		return NULL;
+	return next;
 }
 
 IOURINGINLINE void *

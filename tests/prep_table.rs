@@ -10,7 +10,11 @@
 //! - by hand, with a liburing checkout in RSURING_UPSTREAM_LIBURING (it is
 //!   not reachable from CI): every helper of upstream's header fills the SQE
 //!   as upstream's does, from a raw SQE and from an initialized one
-//!   (`cargo test --release --test prep_table -- --ignored`).
+//!   (`cargo test --release --test prep_table -- --ignored`);
+//! - by hand, likewise: the hand-written inline helpers (peek, get_sqe,
+//!   get_sqe128, for_each_cqe, cmsg walking, eventfd toggle, buffer rings,
+//!   ...) return and write the same as upstream's on pseudo-random ring
+//!   states (tests/inline_helpers/compare.c).
 //!
 //! Each comparison runs every helper with three argument sets (wide values,
 //! all ones, small numbers) on an SQE filled with 0xa5, so a field written
@@ -51,7 +55,37 @@ fn work_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// Compiles and runs a C program, returning its standard output.
+/// Compiles `sources` (C files, or objects) into `out`, with `-c` among
+/// `flags` for an object.
+fn compile(out: &Path, sources: &[&Path], include: Option<&Path>, flags: &[&str]) {
+    let mut cc = common::c_compiler(1);
+    cc.args(["-std=gnu11", "-Wall", "-Wextra", "-Werror"]);
+    if let Some(include) = include {
+        cc.arg("-I").arg(include);
+    }
+    cc.args(flags).arg("-o").arg(out).args(sources);
+    let built = cc.output().expect("run the C compiler");
+    assert!(
+        built.status.success(),
+        "{sources:?} do not build:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
+/// Runs a program, returning its standard output; it must exit 0.
+fn run(bin: &Path) -> String {
+    let run = Command::new(bin).output().expect("run the program");
+    let stdout = String::from_utf8(run.stdout).expect("utf-8 output");
+    assert!(
+        run.status.success(),
+        "{} failed ({:?}):\n{stdout}",
+        bin.display(),
+        run.status
+    );
+    stdout
+}
+
+/// Writes `source` to `dir/name.c`, builds it with `-Ddefine`s and runs it.
 fn build_and_run(
     dir: &Path,
     name: &str,
@@ -62,30 +96,10 @@ fn build_and_run(
     let src = dir.join(format!("{name}.c"));
     let bin = dir.join(name);
     fs::write(&src, source).expect("write C source");
-    let mut cc = common::c_compiler(1);
-    cc.args(["-std=gnu11", "-Wall", "-Wextra", "-Werror"]);
-    if let Some(include) = include {
-        cc.arg("-I").arg(include);
-    }
-    for d in defines {
-        cc.arg(format!("-D{d}"));
-    }
-    cc.arg("-o").arg(&bin).arg(&src);
-    let out = cc.output().expect("run the C compiler");
-    assert!(
-        out.status.success(),
-        "{} does not build:\n{}",
-        src.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(&bin).output().expect("run the program");
-    assert!(
-        run.status.success(),
-        "{} failed: {:?}",
-        bin.display(),
-        run.status
-    );
-    String::from_utf8(run.stdout).expect("utf-8 output")
+    let flags: Vec<String> = defines.iter().map(|d| format!("-D{d}")).collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    compile(&bin, &[&src], include, &flags);
+    run(&bin)
 }
 
 /// `name set` -> the SQE bytes (hex), from a dump program's output.
@@ -374,9 +388,10 @@ struct Upstream {
 }
 
 impl Upstream {
-    fn configure(checkout: &Path) -> Upstream {
-        let tree =
-            std::env::temp_dir().join(format!("rsuring-prep-upstream-{}", std::process::id()));
+    /// `tag` keeps the copies of tests running at once apart.
+    fn configure(checkout: &Path, tag: &str) -> Upstream {
+        let name = format!("rsuring-{tag}-upstream-{}", std::process::id());
+        let tree = std::env::temp_dir().join(name);
         let _ = fs::remove_dir_all(&tree);
         let copy = Command::new("cp")
             .arg("-a")
@@ -412,7 +427,7 @@ fn helpers_fill_sqes_like_upstream() {
         PathBuf::from(std::env::var_os("RSURING_UPSTREAM_LIBURING").expect(
             "set RSURING_UPSTREAM_LIBURING to a liburing checkout (e.g. /work/ref/liburing)",
         ));
-    let upstream = Upstream::configure(&checkout);
+    let upstream = Upstream::configure(&checkout, "prep");
     let their_include = upstream.tree.join("src/include");
     let text = fs::read_to_string(their_include.join("liburing.h")).expect("upstream liburing.h");
     let table = table();
@@ -456,4 +471,44 @@ fn helpers_fill_sqes_like_upstream() {
         let what = format!("upstream's header (initialized SQE: {init})");
         compare(&what, &sqes(&ours), &sqes(&theirs), &[]);
     }
+}
+
+#[test]
+#[ignore = "needs a liburing checkout in RSURING_UPSTREAM_LIBURING (not reachable from CI)"]
+fn inline_helpers_behave_like_upstream() {
+    let checkout =
+        PathBuf::from(std::env::var_os("RSURING_UPSTREAM_LIBURING").expect(
+            "set RSURING_UPSTREAM_LIBURING to a liburing checkout (e.g. /work/ref/liburing)",
+        ));
+    let upstream = Upstream::configure(&checkout, "inline");
+    let their_include = upstream.tree.join("src/include");
+    let src = common::repo().join("tests/inline_helpers");
+    let dir = work_dir("inline-helpers");
+    let wrappers = src.join("wrappers.c");
+    let (ours, theirs, bin) = (
+        dir.join("ours.o"),
+        dir.join("theirs.o"),
+        dir.join("compare"),
+    );
+    let include = common::repo().join("include");
+    compile(
+        &ours,
+        &[&wrappers],
+        Some(&include),
+        &["-c", "-DWRAP_PREFIX=ours_"],
+    );
+    // upstream's header is not -Wextra clean; its warnings are not ours to fix
+    compile(
+        &theirs,
+        &[&wrappers],
+        Some(&their_include),
+        &["-c", "-w", "-DWRAP_PREFIX=theirs_"],
+    );
+    compile(
+        &bin,
+        &[&src.join("compare.c"), &ours, &theirs],
+        Some(&include),
+        &[],
+    );
+    eprint!("{}", run(&bin));
 }
