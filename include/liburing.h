@@ -258,13 +258,15 @@ struct statx;
  * Small conversions
  * ======================================================================== */
 
-_LOCAL_INLINE __u64 uring_ptr_to_u64(const void *ptr) LIBURING_NOEXCEPT
+_LOCAL_INLINE __u64
+uring_ptr_to_u64(const void *ptr) LIBURING_NOEXCEPT
 {
 	return (__u64) (uintptr_t) ptr;
 }
 
 IOURINGINLINE int
-io_uring_opcode_supported(const struct io_uring_probe *p, int op) LIBURING_NOEXCEPT
+io_uring_opcode_supported(const struct io_uring_probe *p,
+			  int op) LIBURING_NOEXCEPT
 {
 	/* the probe describes opcodes 0 to last_op */
 	return op >= 0 && op <= p->last_op &&
@@ -348,8 +350,8 @@ io_uring_cqe_shift(const struct io_uring *ring) LIBURING_NOEXCEPT
 
 /* Index into cq.cqes[] of CQ ring position pos (liburing 2.3 had it). */
 _LOCAL_INLINE unsigned
-io_uring_cqe_index(const struct io_uring *ring, unsigned pos, unsigned mask)
-	LIBURING_NOEXCEPT
+io_uring_cqe_index(const struct io_uring *ring, unsigned pos,
+		   unsigned mask) LIBURING_NOEXCEPT
 {
 	return (pos & mask) << io_uring_cqe_shift(ring);
 }
@@ -386,7 +388,8 @@ io_uring_cq_ready(const struct io_uring *ring) LIBURING_NOEXCEPT
 
 /* The CQE at pos if the kernel has posted it, else NULL. */
 _LOCAL_INLINE struct io_uring_cqe *
-__rsuring_cqe_posted(const struct io_uring *ring, unsigned pos) LIBURING_NOEXCEPT
+__rsuring_cqe_posted(const struct io_uring *ring,
+		     unsigned pos) LIBURING_NOEXCEPT
 {
 	if (pos == io_uring_smp_load_acquire(ring->cq.ktail))
 		return NULL;
@@ -406,7 +409,8 @@ io_uring_cq_advance(struct io_uring *ring, unsigned nr) LIBURING_NOEXCEPT
 
 /* Done with a CQE from io_uring_peek_cqe() / io_uring_wait_cqe(). */
 IOURINGINLINE void
-io_uring_cqe_seen(struct io_uring *ring, struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
+io_uring_cqe_seen(struct io_uring *ring,
+		  struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
 {
 	io_uring_cq_advance(ring, cqe ? io_uring_cqe_nr(cqe) : 0);
 }
@@ -442,8 +446,8 @@ io_uring_cqe_iter_init(const struct io_uring *ring) LIBURING_NOEXCEPT
 }
 
 IOURINGINLINE bool
-io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter, struct io_uring_cqe **cqe)
-	LIBURING_NOEXCEPT
+io_uring_cqe_iter_next(struct io_uring_cqe_iter *iter,
+		       struct io_uring_cqe **cqe) LIBURING_NOEXCEPT
 {
 	struct io_uring_cqe *at;
 
@@ -490,7 +494,8 @@ io_uring_cq_eventfd_enabled(const struct io_uring *ring) LIBURING_NOEXCEPT
 }
 
 IOURINGINLINE int
-io_uring_cq_eventfd_toggle(struct io_uring *ring, bool enabled) LIBURING_NOEXCEPT
+io_uring_cq_eventfd_toggle(struct io_uring *ring,
+			   bool enabled) LIBURING_NOEXCEPT
 {
 	unsigned now, want;
 
@@ -518,8 +523,8 @@ io_uring_cq_eventfd_toggle(struct io_uring *ring, bool enabled) LIBURING_NOEXCEP
  * src/queue.rs (peek_cqe) applies the same rule.
  */
 _LOCAL_INLINE bool
-io_uring_skip_cqe(struct io_uring *ring, struct io_uring_cqe *cqe, int *err)
-	LIBURING_NOEXCEPT
+io_uring_skip_cqe(struct io_uring *ring, struct io_uring_cqe *cqe,
+		  int *err) LIBURING_NOEXCEPT
 {
 	if (!(cqe->flags & IORING_CQE_F_SKIP)) {
 		bool internal_timeout = !(ring->features & IORING_FEAT_EXT_ARG) &&
@@ -575,7 +580,8 @@ io_uring_wait_cqe_nr(struct io_uring *ring, struct io_uring_cqe **cqe_ptr,
  * or -errno.  Enters the kernel only when it may be holding completions.
  */
 IOURINGINLINE int
-io_uring_peek_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_ptr) LIBURING_NOEXCEPT
+io_uring_peek_cqe(struct io_uring *ring,
+		  struct io_uring_cqe **cqe_ptr) LIBURING_NOEXCEPT
 {
 	int err = __io_uring_peek_cqe(ring, cqe_ptr, NULL);
 
@@ -588,7 +594,8 @@ io_uring_peek_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_ptr) LIBURING
 
 /* A CQE, waiting for one if need be: 0 with *cqe_ptr set, or -errno. */
 IOURINGINLINE int
-io_uring_wait_cqe(struct io_uring *ring, struct io_uring_cqe **cqe_ptr) LIBURING_NOEXCEPT
+io_uring_wait_cqe(struct io_uring *ring,
+		  struct io_uring_cqe **cqe_ptr) LIBURING_NOEXCEPT
 {
 	bool ready = __io_uring_peek_cqe(ring, cqe_ptr, NULL) == 0 && *cqe_ptr;
 
@@ -619,8 +626,8 @@ io_uring_initialize_sqe(struct io_uring_sqe *sqe) LIBURING_NOEXCEPT
 
 /* file_index of a direct descriptor slot: the slot + 1 (0 means none). */
 _LOCAL_INLINE void
-__io_uring_set_target_fixed_file(struct io_uring_sqe *sqe, unsigned int file_index)
-	LIBURING_NOEXCEPT
+__io_uring_set_target_fixed_file(struct io_uring_sqe *sqe,
+				 unsigned int file_index) LIBURING_NOEXCEPT
 {
 	sqe->file_index = file_index + 1;
 }
@@ -630,7 +637,8 @@ __io_uring_set_target_fixed_file(struct io_uring_sqe *sqe, unsigned int file_ind
  * file_index, or in any free slot for IORING_FILE_INDEX_ALLOC (which the
  * kernel takes as it is, and reports the slot it chose in cqe->res).
  */
-_LOCAL_INLINE __u32 __rsuring_direct_slot(unsigned int file_index) LIBURING_NOEXCEPT
+_LOCAL_INLINE __u32
+__rsuring_direct_slot(unsigned int file_index) LIBURING_NOEXCEPT
 {
 	return file_index == IORING_FILE_INDEX_ALLOC ? file_index : file_index + 1;
 }
@@ -639,7 +647,8 @@ _LOCAL_INLINE __u32 __rsuring_direct_slot(unsigned int file_index) LIBURING_NOEX
  * Poll masks travel in the 32-bit poll32_events, which big-endian kernels
  * read with its 16-bit halves swapped (the old field was 16 bits wide).
  */
-_LOCAL_INLINE unsigned __io_uring_prep_poll_mask(unsigned poll_mask) LIBURING_NOEXCEPT
+_LOCAL_INLINE unsigned
+__io_uring_prep_poll_mask(unsigned poll_mask) LIBURING_NOEXCEPT
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	return __swahw32(poll_mask);
@@ -2286,7 +2295,8 @@ __rsuring_take_sqes(struct io_uring *ring, unsigned nr) LIBURING_NOEXCEPT
  * The next free SQE, initialized, or NULL when the SQ is full.  It goes to
  * the kernel with the next io_uring_submit*().
  */
-IOURINGINLINE struct io_uring_sqe *_io_uring_get_sqe(struct io_uring *ring) LIBURING_NOEXCEPT
+IOURINGINLINE struct io_uring_sqe *
+_io_uring_get_sqe(struct io_uring *ring) LIBURING_NOEXCEPT
 {
 	return __rsuring_take_sqes(ring, 1);
 }
@@ -2297,7 +2307,8 @@ IOURINGINLINE struct io_uring_sqe *_io_uring_get_sqe(struct io_uring *ring) LIBU
  * own build (LIBURING_INTERNAL) sees only the declaration.
  */
 #ifndef LIBURING_INTERNAL
-IOURINGINLINE struct io_uring_sqe *io_uring_get_sqe(struct io_uring *ring) LIBURING_NOEXCEPT
+IOURINGINLINE struct io_uring_sqe *
+io_uring_get_sqe(struct io_uring *ring) LIBURING_NOEXCEPT
 {
 	return _io_uring_get_sqe(ring);
 }
@@ -2312,7 +2323,8 @@ struct io_uring_sqe *io_uring_get_sqe(struct io_uring *ring);
  * before the end, it gets a NOP whose success posts no CQE.  NULL when
  * there is no room, or on a ring with neither setup flag.
  */
-IOURINGINLINE struct io_uring_sqe *io_uring_get_sqe128(struct io_uring *ring) LIBURING_NOEXCEPT
+IOURINGINLINE struct io_uring_sqe *
+io_uring_get_sqe128(struct io_uring *ring) LIBURING_NOEXCEPT
 {
 	struct io_uring_sq *sq = &ring->sq;
 	bool at_end;
@@ -2337,12 +2349,14 @@ IOURINGINLINE struct io_uring_sqe *io_uring_get_sqe128(struct io_uring *ring) LI
  * Completion data
  * ======================================================================== */
 
-IOURINGINLINE void *io_uring_cqe_get_data(const struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
+IOURINGINLINE void *
+io_uring_cqe_get_data(const struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
 {
 	return (void *) (uintptr_t) cqe->user_data;
 }
 
-IOURINGINLINE __u64 io_uring_cqe_get_data64(const struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
+IOURINGINLINE __u64
+io_uring_cqe_get_data64(const struct io_uring_cqe *cqe) LIBURING_NOEXCEPT
 {
 	return cqe->user_data;
 }
@@ -2357,7 +2371,8 @@ IOURINGINLINE __u64 io_uring_cqe_get_data64(const struct io_uring_cqe *cqe) LIBU
 
 /* buf as a recvmsg_out if buf_len bytes hold the header and both areas. */
 IOURINGINLINE struct io_uring_recvmsg_out *
-io_uring_recvmsg_validate(void *buf, int buf_len, struct msghdr *msgh) LIBURING_NOEXCEPT
+io_uring_recvmsg_validate(void *buf, int buf_len,
+			  struct msghdr *msgh) LIBURING_NOEXCEPT
 {
 	size_t left;
 
@@ -2368,24 +2383,27 @@ io_uring_recvmsg_validate(void *buf, int buf_len, struct msghdr *msgh) LIBURING_
 	if (msgh->msg_namelen > left)
 		return NULL;
 	left -= msgh->msg_namelen;
-	return msgh->msg_controllen > left ? NULL : (struct io_uring_recvmsg_out *) buf;
+	if (msgh->msg_controllen > left)
+		return NULL;
+	return (struct io_uring_recvmsg_out *) buf;
 }
 
-IOURINGINLINE void *io_uring_recvmsg_name(struct io_uring_recvmsg_out *o) LIBURING_NOEXCEPT
+IOURINGINLINE void *
+io_uring_recvmsg_name(struct io_uring_recvmsg_out *o) LIBURING_NOEXCEPT
 {
 	return o + 1;
 }
 
 _LOCAL_INLINE unsigned char *
-__rsuring_recvmsg_control(struct io_uring_recvmsg_out *o, struct msghdr *msgh)
-	LIBURING_NOEXCEPT
+__rsuring_recvmsg_control(struct io_uring_recvmsg_out *o,
+			  struct msghdr *msgh) LIBURING_NOEXCEPT
 {
 	return (unsigned char *) io_uring_recvmsg_name(o) + msgh->msg_namelen;
 }
 
 IOURINGINLINE struct cmsghdr *
-io_uring_recvmsg_cmsg_firsthdr(struct io_uring_recvmsg_out *o, struct msghdr *msgh)
-	LIBURING_NOEXCEPT
+io_uring_recvmsg_cmsg_firsthdr(struct io_uring_recvmsg_out *o,
+			       struct msghdr *msgh) LIBURING_NOEXCEPT
 {
 	if (o->controllen < sizeof(struct cmsghdr))
 		return NULL;
@@ -2400,10 +2418,12 @@ io_uring_recvmsg_cmsg_firsthdr(struct io_uring_recvmsg_out *o, struct msghdr *ms
  * from the buffer can make the arithmetic wrap.
  */
 IOURINGINLINE struct cmsghdr *
-io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o, struct msghdr *msgh,
+io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o,
+			      struct msghdr *msgh,
 			      struct cmsghdr *cmsg) LIBURING_NOEXCEPT
 {
-	size_t at = (size_t) ((unsigned char *) cmsg - __rsuring_recvmsg_control(o, msgh));
+	unsigned char *control = __rsuring_recvmsg_control(o, msgh);
+	size_t at = (size_t) ((unsigned char *) cmsg - control);
 	size_t step, left;
 	struct cmsghdr *next;
 
@@ -2420,8 +2440,8 @@ io_uring_recvmsg_cmsg_nexthdr(struct io_uring_recvmsg_out *o, struct msghdr *msg
 }
 
 IOURINGINLINE void *
-io_uring_recvmsg_payload(struct io_uring_recvmsg_out *o, struct msghdr *msgh)
-	LIBURING_NOEXCEPT
+io_uring_recvmsg_payload(struct io_uring_recvmsg_out *o,
+			 struct msghdr *msgh) LIBURING_NOEXCEPT
 {
 	return __rsuring_recvmsg_control(o, msgh) + msgh->msg_controllen;
 }
@@ -2449,12 +2469,14 @@ io_uring_recvmsg_payload_length(struct io_uring_recvmsg_out *o, int buf_len,
  * bufs[0].resv, so entries are only ever written field by field.
  * ======================================================================== */
 
-IOURINGINLINE int io_uring_buf_ring_mask(__u32 ring_entries) LIBURING_NOEXCEPT
+IOURINGINLINE int
+io_uring_buf_ring_mask(__u32 ring_entries) LIBURING_NOEXCEPT
 {
 	return (int) (ring_entries - 1);
 }
 
-IOURINGINLINE void io_uring_buf_ring_init(struct io_uring_buf_ring *br) LIBURING_NOEXCEPT
+IOURINGINLINE void
+io_uring_buf_ring_init(struct io_uring_buf_ring *br) LIBURING_NOEXCEPT
 {
 	br->tail = 0;
 }
@@ -2464,8 +2486,9 @@ IOURINGINLINE void io_uring_buf_ring_init(struct io_uring_buf_ring *br) LIBURING
  * io_uring_buf_ring_advance() moves the tail past it.
  */
 IOURINGINLINE void
-io_uring_buf_ring_add(struct io_uring_buf_ring *br, void *addr, unsigned int len,
-		      unsigned short bid, int mask, int buf_offset) LIBURING_NOEXCEPT
+io_uring_buf_ring_add(struct io_uring_buf_ring *br, void *addr,
+		      unsigned int len, unsigned short bid, int mask,
+		      int buf_offset) LIBURING_NOEXCEPT
 {
 	struct io_uring_buf *slot = &br->bufs[(br->tail + buf_offset) & mask];
 
@@ -2476,14 +2499,16 @@ io_uring_buf_ring_add(struct io_uring_buf_ring *br, void *addr, unsigned int len
 
 /* Publish count added buffers (release: their entries are written first). */
 IOURINGINLINE void
-io_uring_buf_ring_advance(struct io_uring_buf_ring *br, int count) LIBURING_NOEXCEPT
+io_uring_buf_ring_advance(struct io_uring_buf_ring *br,
+			  int count) LIBURING_NOEXCEPT
 {
 	io_uring_smp_store_release(&br->tail, (__u16) (br->tail + count));
 }
 
 IOURINGINLINE void
-__io_uring_buf_ring_cq_advance(struct io_uring *ring, struct io_uring_buf_ring *br,
-			       int cq_count, int buf_count) LIBURING_NOEXCEPT
+__io_uring_buf_ring_cq_advance(struct io_uring *ring,
+			       struct io_uring_buf_ring *br, int cq_count,
+			       int buf_count) LIBURING_NOEXCEPT
 {
 	io_uring_buf_ring_advance(br, buf_count);
 	io_uring_cq_advance(ring, (unsigned) cq_count);
@@ -2491,7 +2516,8 @@ __io_uring_buf_ring_cq_advance(struct io_uring *ring, struct io_uring_buf_ring *
 
 /* Recycle count buffers and consume count CQEs: one CQE, one buffer each. */
 IOURINGINLINE void
-io_uring_buf_ring_cq_advance(struct io_uring *ring, struct io_uring_buf_ring *br,
+io_uring_buf_ring_cq_advance(struct io_uring *ring,
+			     struct io_uring_buf_ring *br,
 			     int count) LIBURING_NOEXCEPT
 {
 	__io_uring_buf_ring_cq_advance(ring, br, count, count);
