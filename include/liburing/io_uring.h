@@ -174,7 +174,7 @@ enum io_uring_sqe_flags_bit {
 #define IORING_SETUP_DEFER_TASKRUN	(1U << 13)
 /* The application supplies the ring memory (sq_off/cq_off.user_addr). */
 #define IORING_SETUP_NO_MMAP		(1U << 14)
-/* Register the ring fd in itself and return the registered index. */
+/* setup returns a registered-ring index, not an fd (no fd is installed). */
 #define IORING_SETUP_REGISTERED_FD_ONLY	(1U << 15)
 /* No SQ index array: the SQ ring is indexed directly. */
 #define IORING_SETUP_NO_SQARRAY		(1U << 16)
@@ -185,8 +185,8 @@ enum io_uring_sqe_flags_bit {
 /* 64- and 128-byte SQEs on one ring; big ones use a *128 opcode. */
 #define IORING_SETUP_SQE_MIXED		(1U << 19)
 /*
- * The kernel ignores the SQ head/tail and always consumes from index 0.
- * Needs NO_SQARRAY, excludes SQPOLL; head and tail must stay 0.
+ * Every submission starts over at SQ slot 0: the head and tail indices go
+ * unused and stay 0.  Only with NO_SQARRAY, never with SQPOLL.
  */
 #define IORING_SETUP_SQ_REWIND		(1U << 20)
 
@@ -277,8 +277,8 @@ enum io_uring_op {
 #define IORING_FSYNC_DATASYNC		(1U << 0)
 
 /*
- * sqe->timeout_flags.  With IORING_TIMEOUT_IMMEDIATE_ARG, sqe->addr holds
- * the timeout in nanoseconds rather than a pointer to a timespec.
+ * sqe->timeout_flags.  IORING_TIMEOUT_IMMEDIATE_ARG: sqe->addr is the
+ * duration itself, in ns, not the address of a struct __kernel_timespec.
  */
 #define IORING_TIMEOUT_ABS		(1U << 0)
 #define IORING_TIMEOUT_UPDATE		(1U << 1)
