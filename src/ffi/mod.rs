@@ -21,8 +21,12 @@ fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
 }
 
-/// The value returned for a panic that was caught at the boundary.
-const PANICKED: c_int = -libc::EFAULT;
+/// The value returned for a panic that was caught at the boundary (a bug in
+/// rsuring, never the caller's doing): `-ENOTRECOVERABLE`, which no
+/// io_uring call returns, so it cannot be mistaken for a bad pointer
+/// (`-EFAULT`) or a kernel error. Functions returning a pointer give NULL,
+/// void functions return normally.
+const PANICKED: c_int = -libc::ENOTRECOVERABLE;
 
 /// Borrows the caller's ring, or None for NULL.
 ///
