@@ -1,38 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Hot-path micro-benchmarks for rsuring vs liburing.
+ * Hot-path micro-benchmarks: the same program on several liburing-compatible
+ * libraries.
  *
- * Built once against liburing's header (Debian's /usr/include) and run twice,
- * once with Debian's liburing.so.2 and once with rsuring's (LD_LIBRARY_PATH),
- * so both libraries execute the very same inline header code and only the
- * library calls differ. Built a second time with -DRSURING_EXT against
- * rsuring's include/rsuring.h for the rsuring-only reaping variant.
+ * Built once against Debian's liburing header (/usr/include) and run with
+ * each library in turn (Debian's liburing.so.2, upstream liburing's, rsuring's,
+ * chosen by LD_LIBRARY_PATH), so every library runs the very same inline
+ * header code and only the library calls differ. Built a second time with
+ * -DRSURING_EXT against rsuring's include/rsuring.h for the rsuring-only
+ * reaping variant.
+ *
+ * Every case does a fixed amount of work: OPS operations after a warm-up of
+ * OPS/10 that is not counted. The counted part is timed with the process's
+ * CPU clock (CLOCK_PROCESS_CPUTIME_ID: user + system time of all its
+ * threads, which time spent waiting for the CPU does not inflate) and with
+ * the wall clock.
  *
  * Usage:
- *   hotpath nop-qd1   SECS
- *   hotpath nop-qd    DEPTH BATCH SECS [regring]
- *   hotpath reap      one|batch|waitbatch ITERS
- *   hotpath read      FILE QD direct|buffered plain|defer SECS
+ *   hotpath nop-qd1   OPS
+ *   hotpath nop-qd    DEPTH BATCH OPS [regring] [defer]
+ *   hotpath reap      one|batch|waitbatch ROUNDS
+ *   hotpath read      FILE QD direct|buffered plain|defer OPS
+ *
+ * regring: io_uring_register_ring_fd first. defer: the ring is set up with
+ * SINGLE_ISSUER | DEFER_TASKRUN (what fio's t/io_uring uses).
  *
  * Every run prints one line:
- *   RESULT <value> <unit> lib=<library path> ops=<N> cpu_rate=<R>
+ *   RESULT ops=<counted> cpu_ns=<CPU ns> wall_ns=<wall ns> user_ns=<U>
+ *          sys_ns=<S> total_ops=<N> [ns_per_cqe=<median>] lib=<library path>
+ * user_ns/sys_ns: the CPU time split into user and kernel mode (getrusage;
+ * the kernel apportions it by tick samples, so it is coarser than cpu_ns).
  * lib: the real path of the library io_uring_submit came from, so the driver
- * can check which library really ran. ops: operations including the warm-up
- * (for syscalls per op under strace). cpu_rate: operations per second of
- * this process's CPU time over the timed window (its threads, io-wq workers
- * included), which time spent preempted by other work does not dilute: the
- * steadier figure on a shared machine, and the whole cost for NOPs, which
- * complete inside io_uring_enter. 0 where it does not apply.
+ * can check which library really ran. total_ops: all operations including
+ * the warm-up (for instruction and system-call counts per operation).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
@@ -44,8 +56,16 @@
 #include <liburing.h>
 #endif
 
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
 #define BS 4096
 #define MAX_QD 1024
+#define MAX_OPS (1UL << 34)
 
 static void die(const char *what, int err)
 {
@@ -53,20 +73,12 @@ static void die(const char *what, int err)
 	exit(1);
 }
 
-static double now(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The library the hot-path symbols resolve to, as a real path. */
@@ -82,72 +94,80 @@ static const char *lib_path(void)
 	return path;
 }
 
-static void result(double value, const char *unit, unsigned long total_ops,
-		   double cpu_rate)
-{
-	printf("RESULT %.6g %s lib=%s ops=%lu cpu_rate=%.6g\n", value, unit,
-	       lib_path(), total_ops, cpu_rate);
-}
-
 /*
- * The measuring window of a loop: the first tenth of the run warms up,
- * then `secs` seconds are counted (wall and process CPU time).
+ * The counted part of a run: `warmup` operations first, then `target`
+ * operations timed by both clocks. The loops call work_progress() with their
+ * running count (a compare; the clocks are read only twice).
  */
-struct window {
-	double secs, t0, t, start, cpu_start;
-	unsigned long counted;
+struct work {
+	unsigned long warmup, target;
+	uint64_t cpu0, wall0, cpu, wall, user0, sys0, user, sys;
+	unsigned long start_ops, counted;
+	bool started;
 };
 
-static void window_begin(struct window *w, double secs)
+static void rusage_ns(uint64_t *user, uint64_t *sys)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+static void work_init(struct work *w, unsigned long target)
 {
 	memset(w, 0, sizeof(*w));
-	w->secs = secs;
-	w->t0 = now();
+	w->target = target;
+	w->warmup = target / 10;
 }
 
-/* Called every few iterations with the running op count; true when done. */
-static bool window_tick(struct window *w, unsigned long ops)
+/* True when the counted operations are done. */
+static inline bool work_progress(struct work *w, unsigned long ops)
 {
-	w->t = now();
-	if (!w->start && w->t - w->t0 >= w->secs / 10) {
-		w->start = w->t;
-		w->cpu_start = cpu_now();
-		w->counted = ops;
+	if (!w->started) {
+		if (ops < w->warmup)
+			return false;
+		w->started = true;
+		w->start_ops = ops;
+		rusage_ns(&w->user0, &w->sys0);
+		w->wall0 = clock_ns(CLOCK_MONOTONIC);
+		w->cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		return false;
 	}
-	return w->start && w->t - w->start >= w->secs;
+	if (ops - w->start_ops < w->target)
+		return false;
+	w->cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - w->cpu0;
+	w->wall = clock_ns(CLOCK_MONOTONIC) - w->wall0;
+	rusage_ns(&w->user, &w->sys);
+	w->user -= w->user0;
+	w->sys -= w->sys0;
+	w->counted = ops - w->start_ops;
+	return true;
 }
 
-static void window_report(struct window *w, unsigned long ops, const char *unit)
+static void work_report(const struct work *w, unsigned long total_ops)
 {
-	result((ops - w->counted) / (w->t - w->start), unit, ops,
-	       (ops - w->counted) / (cpu_now() - w->cpu_start));
+	printf("RESULT ops=%lu cpu_ns=%llu wall_ns=%llu user_ns=%llu sys_ns=%llu total_ops=%lu lib=%s\n",
+	       w->counted, (unsigned long long)w->cpu, (unsigned long long)w->wall,
+	       (unsigned long long)w->user, (unsigned long long)w->sys, total_ops, lib_path());
 }
 
-static unsigned parse_u(const char *s, const char *what)
+static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
 {
 	char *end;
-	unsigned long v = strtoul(s, &end, 10);
+	unsigned long v;
 
-	if (*end || !*s || v == 0 || v > 1u << 20) {
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || v == 0 || v > max) {
 		fprintf(stderr, "hotpath: bad %s '%s'\n", what, s);
 		exit(2);
 	}
 	return v;
 }
 
-static double parse_secs(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (*end || v <= 0) {
-		fprintf(stderr, "hotpath: bad duration '%s'\n", s);
-		exit(2);
-	}
-	return v;
-}
-
-static void check_nop(struct io_uring_cqe *cqe)
+static void check_nop(const struct io_uring_cqe *cqe)
 {
 	if (cqe->res != 0) {
 		fprintf(stderr, "hotpath: NOP res %d\n", cqe->res);
@@ -166,46 +186,36 @@ static struct io_uring_sqe *get_sqe(struct io_uring *ring)
 	return sqe;
 }
 
-/*
- * QD1 round trip: get_sqe, prep_nop, submit_and_wait(1), peek + cqe_seen.
- * A warm-up of a tenth of the time is not counted.
- */
+/* QD1 round trip: get_sqe, prep_nop, submit_and_wait(1), peek + cqe_seen. */
 static int nop_qd1(int argc, char **argv)
 {
 	struct io_uring ring;
-	struct window w;
-	double secs;
+	struct work w;
 	unsigned long ops = 0;
 	int ret;
 
 	if (argc != 1)
 		return 2;
-	secs = parse_secs(argv[0]);
+	work_init(&w, parse_ul(argv[0], "operation count", MAX_OPS));
 	ret = io_uring_queue_init(8, &ring, 0);
 	if (ret)
 		die("queue_init", ret);
 
-	window_begin(&w, secs);
-	for (;;) {
+	do {
 		struct io_uring_cqe *cqe;
-		int i;
 
-		for (i = 0; i < 256; i++) {
-			io_uring_prep_nop(get_sqe(&ring));
-			ret = io_uring_submit_and_wait(&ring, 1);
-			if (ret != 1)
-				die("submit_and_wait", ret < 0 ? ret : EIO);
-			ret = io_uring_peek_cqe(&ring, &cqe);
-			if (ret)
-				die("peek_cqe", ret);
-			check_nop(cqe);
-			io_uring_cqe_seen(&ring, cqe);
-		}
-		ops += 256;
-		if (window_tick(&w, ops))
-			break;
-	}
-	window_report(&w, ops, "ops/s");
+		io_uring_prep_nop(get_sqe(&ring));
+		ret = io_uring_submit_and_wait(&ring, 1);
+		if (ret != 1)
+			die("submit_and_wait", ret < 0 ? ret : EIO);
+		ret = io_uring_peek_cqe(&ring, &cqe);
+		if (ret)
+			die("peek_cqe", ret);
+		check_nop(cqe);
+		io_uring_cqe_seen(&ring, cqe);
+		ops++;
+	} while (!work_progress(&w, ops));
+	work_report(&w, ops);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -218,38 +228,43 @@ static int nop_qd1(int argc, char **argv)
 static int nop_qd(int argc, char **argv)
 {
 	struct io_uring_cqe *cqes[MAX_QD];
+	struct io_uring_params p;
 	struct io_uring ring;
 	unsigned depth, batch, inflight = 0;
-	unsigned long ops = 0, iters = 0;
-	struct window w;
-	double secs;
-	int ret;
+	bool regring = false;
+	unsigned long ops = 0;
+	struct work w;
+	int i, ret;
 
-	if (argc != 3 && argc != 4)
+	if (argc < 3 || argc > 5)
 		return 2;
-	depth = parse_u(argv[0], "depth");
-	batch = parse_u(argv[1], "batch");
-	secs = parse_secs(argv[2]);
-	if (depth > MAX_QD || batch > depth)
-		return 2;
-	ret = io_uring_queue_init(depth, &ring, 0);
-	if (ret)
-		die("queue_init", ret);
-	if (argc == 4) {
-		if (strcmp(argv[3], "regring"))
+	depth = parse_ul(argv[0], "depth", MAX_QD);
+	batch = parse_ul(argv[1], "batch", depth);
+	work_init(&w, parse_ul(argv[2], "operation count", MAX_OPS));
+	memset(&p, 0, sizeof(p));
+	for (i = 3; i < argc; i++) {
+		if (!strcmp(argv[i], "regring"))
+			regring = true;
+		else if (!strcmp(argv[i], "defer"))
+			p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+		else
 			return 2;
+	}
+	ret = io_uring_queue_init_params(depth, &ring, &p);
+	if (ret)
+		die("queue_init_params", ret);
+	if (regring) {
 		ret = io_uring_register_ring_fd(&ring);
 		if (ret != 1)
 			die("register_ring_fd", ret < 0 ? ret : EIO);
 	}
 
-	window_begin(&w, secs);
-	for (;;) {
-		unsigned i, n, to_prep = depth - inflight;
+	do {
+		unsigned n, to_prep = depth - inflight;
 
 		if (to_prep > batch)
 			to_prep = batch;
-		for (i = 0; i < to_prep; i++)
+		for (n = 0; n < to_prep; n++)
 			io_uring_prep_nop(get_sqe(&ring));
 		inflight += to_prep;
 		if (inflight >= depth)
@@ -260,27 +275,24 @@ static int nop_qd(int argc, char **argv)
 			die("submit", ret < 0 ? ret : EIO);
 
 		n = io_uring_peek_batch_cqe(&ring, cqes, depth);
-		for (i = 0; i < n; i++)
-			check_nop(cqes[i]);
+		for (unsigned k = 0; k < n; k++)
+			check_nop(cqes[k]);
 		io_uring_cq_advance(&ring, n);
 		inflight -= n;
 		ops += n;
-
-		if ((++iters & 63) == 0) {
-			if (window_tick(&w, ops))
-				break;
-		}
-	}
-	window_report(&w, ops, "ops/s");
+	} while (!work_progress(&w, ops));
+	work_report(&w, ops);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
 
 /*
  * Completion reaping cost: submit 128 NOPs (they complete during the submit
- * call), then time only the reaping of all 128, ITERS times. ns per CQE: the
- * median round, so that a round preempted by other work does not count (the
- * figure includes one clock_gettime, about 0.2 ns per CQE).
+ * call), then time only the reaping of all 128, ROUNDS times. ns per CQE:
+ * the median round (wall clock), so that a round preempted by other work
+ * does not count; a round takes about 150 ns, too short for the CPU clock,
+ * and the CPU time of the whole run would be mostly the submits. The figure
+ * includes one clock_gettime per round (about 0.2 ns per CQE).
  *   one       - io_uring_peek_cqe + io_uring_cqe_seen until the CQ is empty
  *               (the last, empty peek is the library call liburing makes)
  *   batch     - io_uring_peek_batch_cqe + io_uring_cq_advance
@@ -289,9 +301,9 @@ static int nop_qd(int argc, char **argv)
 #define REAP_N 128
 enum reap_mode { REAP_ONE, REAP_BATCH, REAP_WAITBATCH };
 
-static int cmp_double(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
 	return (x > y) - (x < y);
 }
@@ -301,8 +313,8 @@ static int reap(int argc, char **argv)
 	struct io_uring_cqe *cqes[REAP_N];
 	struct io_uring ring;
 	enum reap_mode mode;
-	unsigned long iters, it, warmup;
-	double *rounds;
+	unsigned long rounds, it, warmup;
+	uint64_t *took, cpu0, wall0, user0 = 0, sys0 = 0, user, sys;
 	long sum = 0;
 	int ret;
 
@@ -322,21 +334,26 @@ static int reap(int argc, char **argv)
 		return 2;
 	}
 #endif
-	iters = parse_u(argv[1], "iterations");
-	warmup = iters / 10;
-	rounds = calloc(iters, sizeof(*rounds));
-	if (!rounds)
+	rounds = parse_ul(argv[1], "round count", 1UL << 26);
+	warmup = rounds / 10;
+	took = calloc(rounds, sizeof(*took));
+	if (!took)
 		die("calloc", ENOMEM);
 	ret = io_uring_queue_init(REAP_N, &ring, 0);
 	if (ret)
 		die("queue_init", ret);
 
-	/* The first tenth warms up and is not counted. */
-	for (it = 0; it < iters + warmup; it++) {
+	cpu0 = wall0 = 0;
+	for (it = 0; it < rounds + warmup; it++) {
 		struct io_uring_cqe *cqe;
 		unsigned i, n = 0;
-		double t0, t1;
+		uint64_t t0, t1;
 
+		if (it == warmup) {
+			rusage_ns(&user0, &sys0);
+			wall0 = clock_ns(CLOCK_MONOTONIC);
+			cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		}
 		for (i = 0; i < REAP_N; i++)
 			io_uring_prep_nop(get_sqe(&ring));
 		ret = io_uring_submit(&ring);
@@ -347,7 +364,7 @@ static int reap(int argc, char **argv)
 			return 1;
 		}
 
-		t0 = now();
+		t0 = clock_ns(CLOCK_MONOTONIC);
 		switch (mode) {
 		case REAP_ONE:
 			while (io_uring_peek_cqe(&ring, &cqe) == 0) {
@@ -374,17 +391,24 @@ static int reap(int argc, char **argv)
 #endif
 			break;
 		}
-		t1 = now();
+		t1 = clock_ns(CLOCK_MONOTONIC);
 		if (n != REAP_N || sum) {
 			fprintf(stderr, "hotpath: reaped %u CQEs (sum of res %ld)\n", n, sum);
 			return 1;
 		}
 		if (it >= warmup)
-			rounds[it - warmup] = t1 - t0;
+			took[it - warmup] = t1 - t0;
 	}
-	qsort(rounds, iters, sizeof(*rounds), cmp_double);
-	result(rounds[iters / 2] * 1e9 / REAP_N, "ns/CQE", it * REAP_N, 0);
-	free(rounds);
+	cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	wall0 = clock_ns(CLOCK_MONOTONIC) - wall0;
+	rusage_ns(&user, &sys);
+	qsort(took, rounds, sizeof(*took), cmp_u64);
+	printf("RESULT ops=%lu cpu_ns=%llu wall_ns=%llu user_ns=%llu sys_ns=%llu total_ops=%lu "
+	       "ns_per_cqe=%.4f lib=%s\n",
+	       rounds * REAP_N, (unsigned long long)cpu0, (unsigned long long)wall0,
+	       (unsigned long long)(user - user0), (unsigned long long)(sys - sys0),
+	       it * REAP_N, (double)took[rounds / 2] / REAP_N, lib_path());
+	free(took);
 	io_uring_queue_exit(&ring);
 	return 0;
 }
@@ -412,7 +436,7 @@ static void prep_read(struct io_uring *ring, int fd, void *buf, uint64_t blocks,
 /*
  * 4 KiB random reads at queue depth QD: fill the queue, then submit and wait
  * for at least one completion, reap all that completed (each must return
- * 4096) and refill as many. IOPS.
+ * 4096) and refill as many.
  */
 static int rand_read(int argc, char **argv)
 {
@@ -420,18 +444,16 @@ static int rand_read(int argc, char **argv)
 	struct io_uring_params p;
 	struct io_uring ring;
 	unsigned qd, i;
-	unsigned long ops = 0, iters = 0;
-	uint64_t size, blocks;
-	struct window w;
-	double secs;
+	unsigned long ops = 0;
+	uint64_t blocks;
+	struct work w;
 	char *bufs;
 	int fd, direct, defer, ret;
+	off_t end;
 
 	if (argc != 5)
 		return 2;
-	qd = parse_u(argv[1], "qd");
-	if (qd > MAX_QD)
-		return 2;
+	qd = parse_ul(argv[1], "qd", MAX_QD);
 	if (!strcmp(argv[2], "direct"))
 		direct = 1;
 	else if (!strcmp(argv[2], "buffered"))
@@ -444,19 +466,15 @@ static int rand_read(int argc, char **argv)
 		defer = 0;
 	else
 		return 2;
-	secs = parse_secs(argv[4]);
+	work_init(&w, parse_ul(argv[4], "operation count", MAX_OPS));
 
 	fd = open(argv[0], O_RDONLY | (direct ? O_DIRECT : 0));
 	if (fd < 0)
 		die(argv[0], errno);
-	{
-		off_t end = lseek(fd, 0, SEEK_END);
-
-		if (end < BS)
-			die("file size", EINVAL);
-		size = end;
-	}
-	blocks = size / BS;
+	end = lseek(fd, 0, SEEK_END);
+	if (end < BS)
+		die("file size", EINVAL);
+	blocks = (uint64_t)end / BS;
 	if (posix_memalign((void **)&bufs, BS, (size_t)qd * BS))
 		die("posix_memalign", ENOMEM);
 	memset(bufs, 0, (size_t)qd * BS);
@@ -471,8 +489,7 @@ static int rand_read(int argc, char **argv)
 	for (i = 0; i < qd; i++)
 		prep_read(&ring, fd, bufs + (size_t)i * BS, blocks, i);
 
-	window_begin(&w, secs);
-	for (;;) {
+	do {
 		unsigned n;
 
 		ret = io_uring_submit_and_wait(&ring, 1);
@@ -491,13 +508,8 @@ static int rand_read(int argc, char **argv)
 		}
 		io_uring_cq_advance(&ring, n);
 		ops += n;
-
-		if ((++iters & 15) == 0) {
-			if (window_tick(&w, ops))
-				break;
-		}
-	}
-	window_report(&w, ops, "IOPS");
+	} while (!work_progress(&w, ops));
+	work_report(&w, ops);
 	/* Let the in-flight reads finish before the buffers go away. */
 	io_uring_queue_exit(&ring);
 	free(bufs);
@@ -521,10 +533,10 @@ int main(int argc, char **argv)
 	}
 	if (ret == 2)
 		fprintf(stderr,
-			"usage: %s nop-qd1 SECS\n"
-			"       %s nop-qd DEPTH BATCH SECS [regring]\n"
-			"       %s reap one|batch|waitbatch ITERS\n"
-			"       %s read FILE QD direct|buffered plain|defer SECS\n",
+			"usage: %s nop-qd1 OPS\n"
+			"       %s nop-qd DEPTH BATCH OPS [regring] [defer]\n"
+			"       %s reap one|batch|waitbatch ROUNDS\n"
+			"       %s read FILE QD direct|buffered plain|defer OPS\n",
 			argv[0], argv[0], argv[0], argv[0]);
 	return ret;
 }
