@@ -26,12 +26,12 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 from measure import clean_env, parse_result  # noqa: E402
 
-# name, label, hotpath arguments ({ops}), N
+# name, label, interleave.c arguments before the amount of work, variant flags, N
 CASES = [
-    ("nop_qd1", "NOP QD1", ("nop-qd1", "{ops}"), 20_000),
-    ("nop_b8", "NOP QD128 b8", ("nop-qd", "128", "8", "{ops}"), 100_000),
-    ("nop_b32", "NOP QD128 b32", ("nop-qd", "128", "32", "{ops}"), 200_000),
-    ("nop_b32_defer", "NOP QD128 b32, DEFER_TASKRUN ring", ("nop-qd", "128", "32", "{ops}", "defer"), 200_000),
+    ("nop_qd1", "NOP QD1", ("nop-qd1",), "", 20_000),
+    ("nop_b8", "NOP QD128 b8", ("nop-qd", "128", "8"), "", 100_000),
+    ("nop_b32", "NOP QD128 b32", ("nop-qd", "128", "32"), "", 200_000),
+    ("nop_b32_defer", "NOP QD128 b32, DEFER_TASKRUN ring", ("nop-qd", "128", "32"), ",defer", 200_000),
 ]
 LIBS = [("deb", "liburing 2.3"), ("up", "liburing 2.15"), ("rs", "rsuring")]
 NAME = re.compile(r"^\((\d+)\)(?: (.*))?$")
@@ -83,15 +83,17 @@ def group_of(ob):
     base = os.path.basename(ob or "")
     if base.startswith("liburing") or base.startswith("librsuring"):
         return "library"
-    if base.startswith("hotpath"):
+    if base.startswith("interleave"):
         return "program"
     if base.startswith("libc"):
         return "libc"
     return "other"
 
 
-def run_case(a, env, args, ops, tag):
-    cmd = [a.hotpath] + [x.replace("{ops}", str(ops)) for x in args]
+def run_case(a, lib_path, args, flags, ops, tag):
+    """interleave.c with this one library (so a plain run of it)."""
+    env = clean_env()
+    cmd = [a.interleave] + list(args) + [str(ops), "10", f"lib={lib_path}{flags}"]
     out = os.path.join(a.dir, f"cg.{tag}")
     proc = subprocess.run(["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}"] + cmd,
                           env=env, capture_output=True, text=True)
@@ -111,33 +113,62 @@ def run_case(a, env, args, ops, tag):
     return int(r["total_ops"]), parse_callgrind(out), enters, r["lib"]
 
 
+def tio_case(a):
+    """t/io_uring -N1 under callgrind, run for 3 and for 9 seconds. It runs
+    for a time, not a number of operations: the operations between the two
+    runs are the difference of the sums of their per-second lines (each
+    line counts exactly the operations of its second; the unprinted last
+    second of each run is about the same in both, which leaves about 2 %
+    of uncertainty)."""
+    res = []
+    for secs in (3, 9):
+        out = os.path.join(a.dir, f"cg.tio.{secs}")
+        proc = subprocess.run(["valgrind", "-q", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               a.tio, "-N1", "-r", str(secs)], env=clean_env(), capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(f"profile: t/io_uring under callgrind failed\n{proc.stdout}{proc.stderr}")
+        ops = 0.0
+        for line in proc.stdout.splitlines():
+            m = re.match(r"^IOPS=([0-9.]+)([KM]?),", line)
+            if m:
+                ops += float(m.group(1)) * {"M": 1e6, "K": 1e3, "": 1}[m.group(2)]
+        res.append((ops, parse_callgrind(out)))
+    (ops1, cost1), (ops2, cost2) = res
+    d = ops2 - ops1
+    groups = defaultdict(float)
+    for key in set(cost1) | set(cost2):
+        base = os.path.basename(key[0] or "")
+        group = "program" if base == "io_uring" else "libc" if base.startswith("libc") else "other"
+        groups[group] += (cost2.get(key, 0) - cost1.get(key, 0)) / d
+    return {"groups": groups, "funcs": {}, "enters": None, "path": a.tio}
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--hotpath", required=True)
+    ap.add_argument("--interleave", required=True)
+    ap.add_argument("--deb-lib", required=True)
     ap.add_argument("--up-dir", default="")
     ap.add_argument("--rs-dir", required=True)
     ap.add_argument("--dir", required=True, help="where callgrind/strace outputs go")
     ap.add_argument("--md", required=True)
     ap.add_argument("--tsv", required=True)
     ap.add_argument("--only", default="", help="case names")
+    ap.add_argument("--tio", default="", help="fio's t/io_uring, for its batch-32 figure")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
 
     results = {}  # (case, lib) -> dict
-    for name, label, args, n in CASES:
+    for name, label, args, flags, n in CASES:
         if a.only and name not in a.only.split():
             continue
         for lib, _ in LIBS:
-            env = clean_env()
-            if lib == "up":
-                if not a.up_dir:
-                    continue
-                env["LD_LIBRARY_PATH"] = a.up_dir
-            elif lib == "rs":
-                env["LD_LIBRARY_PATH"] = a.rs_dir
+            if lib == "up" and not a.up_dir:
+                continue
+            path = {"deb": a.deb_lib, "up": os.path.join(a.up_dir, "liburing.so.2"),
+                    "rs": os.path.join(a.rs_dir, "liburing.so.2")}[lib]
             print(f"profile: {name} / {lib}", file=sys.stderr)
-            ops1, cost1, ent1, path = run_case(a, env, args, n, f"{name}.{lib}.1")
-            ops2, cost2, ent2, _ = run_case(a, env, args, 2 * n, f"{name}.{lib}.2")
+            ops1, cost1, ent1, path = run_case(a, path, args, flags, n, f"{name}.{lib}.1")
+            ops2, cost2, ent2, _ = run_case(a, path, args, flags, 2 * n, f"{name}.{lib}.2")
             d = ops2 - ops1
             groups = defaultdict(float)
             funcs = defaultdict(float)
@@ -149,31 +180,41 @@ def main():
             results[(name, lib)] = {"groups": groups, "funcs": funcs, "enters": (ent2 - ent1) / d,
                                     "path": path}
 
+    if a.tio and (not a.only or "nop_b32" in a.only.split()):
+        print("profile: t/io_uring", file=sys.stderr)
+        results[("nop_b32", "tio")] = tio_case(a)
+
     with open(a.tsv, "w") as f:
         f.write("case\tlib\ttotal\tlibrary\tprogram\tlibc\tother\tenter_per_op\n")
         for (name, lib), r in results.items():
             g = r["groups"]
             f.write(f"{name}\t{lib}\t{sum(g.values()):.2f}\t{g['library']:.2f}\t{g['program']:.2f}\t"
-                    f"{g['libc']:.2f}\t{g['other']:.2f}\t{r['enters']:.4f}\n")
+                    f"{g['libc']:.2f}\t{g['other']:.2f}\t{r['enters'] if r['enters'] is not None else ''}\n")
 
     md = ["## User-space instructions per operation (callgrind)", "",
           "Instructions executed in user space per operation, (cost(2N) − cost(N)) / N of two runs "
-          "of the same case (so setup and exit drop out); *program* is hotpath.c with the inline "
-          "code of Debian's 2.3 header, the same for every library. The kernel's share is not "
-          "counted here. io_uring_enter calls per operation from strace.", "",
+          "of the same case (so setup and exit drop out), one library per run; *program* is "
+          "interleave.c's loop with the inline code of Debian's 2.3 header, the same for every "
+          "library. The kernel's share is not counted here. io_uring_enter calls per operation "
+          "from strace.", "",
           "| case | library | total | library | program (inline header) | libc | io_uring_enter / op |",
           "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
-    for name, label, _, _ in CASES:
-        for lib, lib_label in LIBS:
+    for name, label, _, _, _ in CASES:
+        for lib, lib_label in LIBS + ([("tio", "t/io_uring -N1 (≈ ±2 %)")] if name == "nop_b32" else []):
             r = results.get((name, lib))
             if not r:
                 md.append(f"| {label} | {lib_label} | – | – | – | – | absent |")
                 continue
             g = r["groups"]
+            if lib == "tio":
+                md.append(f"| {label} | {lib_label} | {sum(g.values()):.1f} | – | "
+                          f"{g['program']:.1f} (its own loop, no library) | {g['libc'] + g['other']:.1f} | "
+                          "about 1/32 |")
+                continue
             md.append(f"| {label} | {lib_label} | {sum(g.values()):.1f} | {g['library']:.1f} | "
                       f"{g['program']:.1f} | {g['libc'] + g['other']:.1f} | {r['enters']:.4f} |")
     md += ["", "Library functions, instructions per operation (self cost, ≥ 0.05):", ""]
-    for name, label, _, _ in CASES:
+    for name, label, _, _, _ in CASES:
         parts = []
         for lib, lib_label in LIBS:
             r = results.get((name, lib))

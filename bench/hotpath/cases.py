@@ -2,12 +2,22 @@
 """What bench/hotpath measures: the blocks of interleaved runs, the variants
 in them, and the comparisons the report draws from them.
 
-A block is one hotpath.c command (or a reference program doing the same
-work) run by several variants -- libraries, environments, ring flags -- in
-the same rounds: every round runs each variant once, in an order that
-rotates from round to round, so a ratio is always taken between runs a few
-seconds apart. Every block has "rsuring" twice ("rs" and "rs2", the same
-binary and library): their ratio is the noise floor of that block.
+A block is one loop (an interleave.c or reads.c command, or a reference program doing the
+same work) run by several variants -- libraries, environments, ring flags --
+in the same rounds, and every round gives one ratio per pair of variants.
+
+- NOP blocks are interleaved inside one process per round
+  (interleave.c): every library in a dlmopen() namespace of its own, the
+  variants taking turns in chunks of a few milliseconds, so they share the
+  machine's moment. Reference programs that cannot be loaded that way
+  (t/io_uring, the Rust crate) run as processes next to it in the round.
+- The other blocks run one process per variant, in an order that rotates
+  from round to round.
+
+Every block has rsuring twice ("rs" and "rs2": separately loaded copies of
+the same file): their ratio is the block's noise floor. The batch-32 block
+also runs t/io_uring twice ("tio", "tio2") for the noise floor of
+comparisons between separate processes.
 """
 
 from dataclasses import dataclass
@@ -17,15 +27,15 @@ from dataclasses import dataclass
 class Variant:
     """How one variant runs. lib: which liburing.so.2 the program loads
     (deb = Debian's 2.3, up = upstream's, when built; rs = rsuring); kind:
-    hotpath (hotpath.c), rsext (hotpath.c built against rsuring.h), tio
-    (fio's t/io_uring), crate (the io-uring crate peer)."""
+    hotpath (interleave.c, or reads.c for the read blocks), tio (fio's
+    t/io_uring), crate (the io-uring crate peer)."""
 
     label: str
     lib: str = ""
     kind: str = "hotpath"
     args: tuple = ()
     env: tuple = ()
-    replace: tuple = ()  # (old, new) pairs applied to the block's arguments
+    own_process: bool = False  # a process of its own even in an interleaved block
 
 
 VARIANTS = {
@@ -42,10 +52,11 @@ VARIANTS = {
     "deb_defer": Variant("liburing 2.3, SINGLE_ISSUER|DEFER_TASKRUN ring", lib="deb", args=("defer",)),
     "up_defer": Variant("liburing 2.15, SINGLE_ISSUER|DEFER_TASKRUN ring", lib="up", args=("defer",)),
     "rs_defer": Variant("rsuring, SINGLE_ISSUER|DEFER_TASKRUN ring", lib="rs", args=("defer",)),
-    "rs_ext": Variant("rsuring, rsuring_wait_batch_cqe", lib="rs", kind="rsext",
-                      replace=(("batch", "waitbatch"),)),
+    "rs_ext": Variant("rsuring, rsuring_wait_batch_cqe", lib="rs", args=("waitbatch",)),
     "tio": Variant("fio t/io_uring -N1 (raw system calls)", kind="tio"),
+    "tio2": Variant("fio t/io_uring -N1, second run (A vs A between processes)", kind="tio"),
     "crate": Variant("io-uring crate (Rust)", kind="crate"),
+    "rs_proc": Variant("rsuring, a process of its own (paired with t/io_uring)", lib="rs", own_process=True),
 }
 
 
@@ -53,47 +64,51 @@ VARIANTS = {
 class Block:
     """One command, its fixed amount of work, and its variants.
     metric: cpu (CPU ns per operation), wall (wall ns per operation: I/O
-    that other threads or devices complete), reap (median ns per CQE)."""
+    that other threads or devices complete), reap (median ns per CQE).
+    chunks: interleave the library variants in one process, in this many
+    chunks of ops / chunks operations each (0: a process per variant)."""
 
     name: str
     label: str
-    args: tuple  # hotpath.c arguments; "{ops}" is the amount of work
+    args: tuple  # interleave.c or reads.c arguments; "{ops}" (last) is the amount of work
     ops: int
     metric: str
     variants: tuple
     rounds_scale: float = 1.0
     needs: str = ""  # "file" or "dev": the read target
+    chunks: int = 0
 
 
 NOP_VARIANTS = ("deb", "up", "rs", "rs2", "rs_sqarray")
 B32_VARIANTS = NOP_VARIANTS + ("rs_stats", "deb_reg", "up_reg", "rs_reg",
-                               "deb_defer", "up_defer", "rs_defer", "tio", "crate")
+                               "deb_defer", "up_defer", "rs_defer", "tio", "rs_proc", "tio2", "crate")
 READ_VARIANTS = ("deb", "up", "rs", "rs2")
 
 BLOCKS = [
-    Block("nop_qd1", "NOP QD1 round trip", ("nop-qd1", "{ops}"), 4_000_000, "cpu", NOP_VARIANTS),
-    Block("nop_b1", "NOP QD128, submit batch 1", ("nop-qd", "128", "1", "{ops}"), 4_000_000, "cpu",
-          NOP_VARIANTS),
-    Block("nop_b8", "NOP QD128, submit batch 8", ("nop-qd", "128", "8", "{ops}"), 16_000_000, "cpu",
-          NOP_VARIANTS),
-    Block("nop_b32", "NOP QD128, submit batch 32", ("nop-qd", "128", "32", "{ops}"), 20_000_000, "cpu",
-          B32_VARIANTS),
-    Block("reap_one", "reap 128 CQEs: peek_cqe + cqe_seen each", ("reap", "one", "{ops}"), 20_000,
-          "reap", READ_VARIANTS),
-    Block("reap_batch", "reap 128 CQEs: peek_batch_cqe + cq_advance", ("reap", "batch", "{ops}"), 20_000,
-          "reap", READ_VARIANTS + ("rs_ext",)),
+    Block("nop_qd1", "NOP QD1 round trip", ("nop-qd1", "{ops}"), 2_000_000, "cpu", NOP_VARIANTS,
+          chunks=200),
+    Block("nop_b1", "NOP QD128, submit batch 1", ("nop-qd", "128", "1", "{ops}"), 2_000_000, "cpu",
+          NOP_VARIANTS, chunks=200),
+    Block("nop_b8", "NOP QD128, submit batch 8", ("nop-qd", "128", "8", "{ops}"), 8_000_000, "cpu",
+          NOP_VARIANTS, chunks=200),
+    Block("nop_b32", "NOP QD128, submit batch 32", ("nop-qd", "128", "32", "{ops}"), 10_000_000, "cpu",
+          B32_VARIANTS, chunks=200),
+    Block("reap_one", "reap 128 CQEs: peek_cqe + cqe_seen each", ("reap-one", "{ops}"), 40_000,
+          "reap", READ_VARIANTS, chunks=100),
+    Block("reap_batch", "reap 128 CQEs: peek_batch_cqe + cq_advance", ("reap-batch", "{ops}"), 40_000,
+          "reap", READ_VARIANTS + ("rs_ext",), chunks=100),
     Block("read_buf_qd1", "4k random reads, buffered (/dev/shm), QD1",
-          ("read", "{file}", "1", "buffered", "plain", "{ops}"), 300_000, "cpu", READ_VARIANTS, 0.6, "file"),
+          ("{file}", "1", "buffered", "plain", "{ops}"), 300_000, "cpu", READ_VARIANTS, 0.6, "file"),
     Block("read_buf_qd32", "4k random reads, buffered (/dev/shm), QD32",
-          ("read", "{file}", "32", "buffered", "plain", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
+          ("{file}", "32", "buffered", "plain", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
     Block("read_buf_qd32_defer", "4k random reads, buffered (/dev/shm), QD32, DEFER_TASKRUN",
-          ("read", "{file}", "32", "buffered", "defer", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
+          ("{file}", "32", "buffered", "defer", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
     Block("read_dio_qd1", "4k random reads, O_DIRECT (loop device), QD1",
-          ("read", "{dev}", "1", "direct", "plain", "{ops}"), 60_000, "wall", READ_VARIANTS, 0.6, "dev"),
+          ("{dev}", "1", "direct", "plain", "{ops}"), 60_000, "wall", READ_VARIANTS, 0.6, "dev"),
     Block("read_dio_qd32", "4k random reads, O_DIRECT (loop device), QD32",
-          ("read", "{dev}", "32", "direct", "plain", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
+          ("{dev}", "32", "direct", "plain", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
     Block("read_dio_qd128_defer", "4k random reads, O_DIRECT (loop device), QD128, DEFER_TASKRUN",
-          ("read", "{dev}", "128", "direct", "defer", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
+          ("{dev}", "128", "direct", "defer", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
 ]
 
 
@@ -119,7 +134,8 @@ ROWS = [
     Row("nop_b8", "rs", "deb", "NOP QD128 b8: rsuring vs liburing 2.3", 1.05, "targets"),
     Row("nop_qd1", "rs", "up", "NOP QD1: rsuring vs liburing 2.15", 1.00, "targets"),
     Row("nop_qd1", "rs", "deb", "NOP QD1: rsuring vs liburing 2.3", 1.00, "targets"),
-    Row("nop_b32", "rs", "tio", "NOP QD128 b32: rsuring vs t/io_uring -N1", 0.95, "targets"),
+    Row("nop_b32", "rs_proc", "tio", "NOP QD128 b32: rsuring vs t/io_uring -N1 (separate processes)", 0.95,
+        "targets"),
     # Where the difference to liburing 2.3 comes from (same runs).
     Row("nop_b32", "rs_sqarray", "deb", "b32: library code alone (both with the kernel's SQ array)", 0,
         "attribution"),
@@ -132,14 +148,16 @@ ROWS = [
     Row("nop_qd1", "rs", "rs_sqarray", "QD1: NO_SQARRAY alone", 0, "attribution"),
     Row("nop_qd1", "up", "deb", "QD1: liburing 2.15 vs 2.3", 0, "attribution"),
     # The raw limit and like-for-like ring setups.
-    Row("nop_b32", "rs_defer", "tio", "b32, SINGLE_ISSUER|DEFER_TASKRUN ring (t/io_uring's): rsuring vs t/io_uring",
+    Row("nop_b32", "rs_defer", "tio", "b32, DEFER_TASKRUN ring (as t/io_uring): rsuring vs t/io_uring",
         0, "references"),
     Row("nop_b32", "up_defer", "tio", "b32, DEFER_TASKRUN ring: liburing 2.15 vs t/io_uring", 0, "references"),
     Row("nop_b32", "rs_defer", "up_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.15", 0, "references"),
     Row("nop_b32", "rs_defer", "deb_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.3", 0, "references"),
     Row("nop_b32", "rs_reg", "up_reg", "b32, registered ring fd: rsuring vs liburing 2.15", 0, "references"),
     Row("nop_b32", "rs_reg", "deb_reg", "b32, registered ring fd: rsuring vs liburing 2.3", 0, "references"),
-    Row("nop_b32", "rs", "crate", "b32: rsuring vs the io-uring crate", 0, "references"),
+    Row("nop_b32", "rs_proc", "crate", "b32: rsuring vs the io-uring crate (separate processes)", 0,
+        "references"),
+    Row("nop_b32", "rs_proc", "rs", "b32: rsuring in a process of its own vs interleaved", 0, "references"),
     Row("nop_b32", "rs_stats", "rs", "b32: RSURING_STATS=1 vs off", 0, "references"),
     # Other cases.
     Row("nop_b1", "rs", "up", "NOP QD128 b1: rsuring vs liburing 2.15"),
@@ -164,5 +182,13 @@ SECTIONS = [
 
 BLOCK_BY_NAME = {b.name: b for b in BLOCKS}
 
-# The A-vs-A pair every block has: its ratio is the block's noise floor.
-NOISE = ("rs2", "rs")
+# The A-vs-A pairs: (subject, baseline) of the same variant twice. A row's
+# noise floor is that of the pair of its kind: within one process ("rs")
+# or between processes ("tio", where the block has it).
+NOISE = {"inproc": ("rs2", "rs"), "process": ("tio2", "tio")}
+
+
+def is_inproc(block, vid):
+    """Whether a variant of a block runs interleaved inside one process."""
+    v = VARIANTS[vid]
+    return bool(block.chunks) and v.kind == "hotpath" and not v.own_process

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Runs the hot-path blocks of bench/hotpath/cases.py and appends one JSON
-line per run to --raw. Called by bench/hotpath/run.sh, which builds what it
-needs; see there for the options.
+line per variant and round to --raw. Called by bench/hotpath/run.sh, which
+builds what it needs; see there for the options.
 
-Each block runs R rounds; a round runs every variant of the block once, in
-an order that rotates by one place per round and is reversed every other
-round, so that no variant always runs first, last or next to the same
+Each block runs R rounds. In a round, the library variants of an
+interleaved block run together in one interleave.c process, and every other
+variant (all of them in the other blocks) runs as a process of its own; the
+order of these processes rotates by one place per round and is reversed
+every other round, so that none always runs first, last or next to the same
 neighbour. Every process is pinned to --cpu.
 """
 
@@ -79,11 +81,47 @@ class Runner:
         for arg in block.args:
             arg = arg.replace("{ops}", str(ops))
             arg = arg.replace("{file}", self.a.file or "").replace("{dev}", self.a.dev or "")
-            for old, new in v.replace:
-                if arg == old:
-                    arg = new
             out.append(arg)
         return out + list(v.args)
+
+    def lib_path(self, lib):
+        return {"deb": self.a.deb_lib, "up": os.path.join(self.a.up_dir or "", "liburing.so.2"),
+                "rs": os.path.join(self.a.rs_dir, "liburing.so.2")}[lib]
+
+    def run_interleaved(self, block, vids):
+        """One interleave.c process for the library variants `vids` (one of
+        them: a process of its own); returns {vid: result}."""
+        ops = max(1, int(block.ops * self.a.scale))
+        chunks = max(1, min(block.chunks, ops // 1000))
+        cmd = [self.a.interleave, block.args[0]] + [x for x in block.args[1:] if x != "{ops}"]
+        cmd += [str(ops), str(chunks)]
+        for vid in vids:
+            v = cases.VARIANTS[vid]
+            flags = list(v.args) + [f"env:{name}" for name, _ in v.env]
+            cmd.append(",".join([f"{vid}={self.lib_path(v.lib)}"] + flags))
+        proc = subprocess.run(["taskset", "-c", str(self.a.cpu)] + cmd, env=clean_env(),
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise Failure(f"{block.name}: {' '.join(cmd)} exited {proc.returncode}\n{proc.stdout}{proc.stderr}")
+        out = {}
+        for line in proc.stdout.splitlines():
+            r = parse_result(line)
+            if r:
+                out[r["name"]] = r
+        for vid in vids:
+            r = out.get(vid)
+            if r is None:
+                raise Failure(f"{block.name}/{vid}: no RESULT line\n{proc.stdout}{proc.stderr}")
+            want = self.want_lib[cases.VARIANTS[vid].lib]
+            if r["lib"] != want:
+                raise Failure(f"{block.name}/{vid}: ran against {r['lib']}, expected {want}")
+            out[vid] = {k: int(r[k]) for k in ("ops", "cpu_ns", "user_ns", "sys_ns", "total_ops")}
+            out[vid].update(wall_ns=0, inproc=len(vids) > 1)
+            if "ns_per_cqe" in r:
+                out[vid]["ns_per_cqe"] = float(r["ns_per_cqe"])
+        if "rs_stats" in vids and "rsuring: ring fd" not in proc.stderr:
+            raise Failure(f"{block.name}/rs_stats: RSURING_STATS=1 printed no statistics")
+        return {vid: out[vid] for vid in vids}
 
     def run(self, block, vid):
         v = cases.VARIANTS[vid]
@@ -96,9 +134,10 @@ class Runner:
         if v.kind == "crate":
             ops = max(1, int(block.ops * self.a.scale))
             cmd = [self.a.crate, "128", "32", str(ops)]
+        elif block.chunks:
+            return self.run_interleaved(block, [vid])[vid]
         else:
-            binary = self.a.rsext if v.kind == "rsext" else self.a.hotpath
-            cmd = [binary] + self.block_args(block, v)
+            cmd = [self.a.reads] + self.block_args(block, v)
         proc = subprocess.run(["taskset", "-c", str(self.a.cpu)] + cmd, env=env,
                               capture_output=True, text=True)
         if proc.returncode != 0:
@@ -186,8 +225,8 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of each block's work")
     ap.add_argument("--only", default="", help="shell patterns of block names")
     ap.add_argument("--cpu", type=int, default=0)
-    ap.add_argument("--hotpath", required=True)
-    ap.add_argument("--rsext", required=True)
+    ap.add_argument("--reads", required=True)
+    ap.add_argument("--interleave", required=True)
     ap.add_argument("--deb-lib", required=True)
     ap.add_argument("--up-dir", default="")
     ap.add_argument("--rs-dir", required=True)
@@ -221,13 +260,20 @@ def main():
             if "rs" not in variants:
                 continue
             rounds = max(3, int(round(a.rounds * block.rounds_scale)))
-            print(f"hotpath: {block.name}: {rounds} rounds of {' '.join(variants)}", file=sys.stderr)
+            inproc = [vid for vid in variants if cases.is_inproc(block, vid)]
+            units = ([tuple(inproc)] if inproc else []) + [vid for vid in variants if vid not in inproc]
+            print(f"hotpath: {block.name}: {rounds} rounds of {' '.join(variants)}"
+                  + (f" ({len(inproc)} interleaved in one process)" if inproc else ""), file=sys.stderr)
             for r in range(rounds):
-                for pos, vid in enumerate(order(variants, r)):
-                    res = runner.run(block, vid)
-                    res.update(block=block.name, variant=vid, round=r, pos=pos,
-                               load=os.getloadavg()[0])
-                    raw.write(json.dumps(res) + "\n")
+                for pos, unit in enumerate(order(units, r)):
+                    if isinstance(unit, tuple):
+                        results = runner.run_interleaved(block, list(unit[r % len(unit):] + unit[:r % len(unit)]))
+                    else:
+                        results = {unit: runner.run(block, unit)}
+                    for vid, res in results.items():
+                        res.update(block=block.name, variant=vid, round=r, pos=pos,
+                                   load=os.getloadavg()[0])
+                        raw.write(json.dumps(res) + "\n")
                     raw.flush()
 
 

@@ -9,9 +9,11 @@ Statistics, per block (see cases.py):
 - a ratio row pairs the subject's and the baseline's runs of the same round:
   ratio = baseline ns / subject ns (> 1: the subject is faster); the row
   shows the median of these pair ratios and their min-max;
-- the block's noise floor is the largest deviation from 1 of its A-vs-A
-  pair ratios (rsuring against the same rsuring); a ratio whose median is
-  no further from 1 than that is reported as inside the noise.
+- the noise floor is the largest deviation from 1 of the A-vs-A pair
+  ratios of the same block (rsuring against a second copy of itself for
+  comparisons inside one process; t/io_uring against itself for
+  comparisons between processes); a ratio whose median is no further from
+  1 than its noise floor is reported as inside the noise.
 """
 
 import argparse
@@ -56,9 +58,21 @@ def pair_ratios(runs, block, subject, baseline):
     return [figure(block, b[r]) / figure(block, s[r]) for r in sorted(s) if r in b]
 
 
-def noise_floor(runs, block):
-    ratios = pair_ratios(runs, block, *cases.NOISE)
+def noise_floor(runs, block, kind="inproc"):
+    ratios = pair_ratios(runs, block, *cases.NOISE[kind])
     return (max(abs(x - 1) for x in ratios), ratios) if ratios else (None, [])
+
+
+def row_noise(runs, block, row):
+    """The noise floor that applies to a row: between processes when either
+    side ran in a process of its own (in an interleaved block), else within
+    the block's runs."""
+    if block.chunks and not (cases.is_inproc(block, row.subject) and cases.is_inproc(block, row.baseline)):
+        noise, _ = noise_floor(runs, block, "process")
+        if noise is not None:
+            return noise
+    noise, _ = noise_floor(runs, block)
+    return noise or 0.0
 
 
 def fmt_ns(v):
@@ -73,8 +87,7 @@ def evaluate(runs, absent, row):
     ratios = pair_ratios(runs, block, row.subject, row.baseline)
     if not ratios:
         return {"absent": "not run"}
-    noise, _ = noise_floor(runs, block)
-    noise = noise or 0.0
+    noise = row_noise(runs, block, row)
     med = statistics.median(ratios)
     verdict = "noise" if abs(med - 1) <= noise else ("faster" if med > 1 else "slower")
     return {"median": med, "lo": min(ratios), "hi": max(ratios), "noise": noise, "n": len(ratios),
@@ -116,17 +129,23 @@ def main():
                f"(Debian's build); liburing 2.15 {env.get('upstream', 'not built')}; "
                f"t/io_uring from {env.get('tio', 'not built')}; io-uring crate {env.get('crate', 'not built')}.")
     out.append("")
-    out.append("Method: one C program (`hotpath.c`, compiled once against Debian's liburing 2.3 header) "
-               "runs a fixed amount of work per run with each library; every run checks which library "
-               "it loaded. NOP and buffered-read figures are the process's CPU time per operation "
-               "(`CLOCK_PROCESS_CPUTIME_ID`, user + kernel, which waiting for the CPU does not inflate); "
-               "O_DIRECT reads on the loop device use wall time, since a kernel worker thread does part "
-               "of their work; reaping is the median of 128-CQE rounds. Each block runs "
-               f"{env.get('rounds', '?')} rounds in which every variant runs once, in rotating order. "
-               "A ratio is the median of the per-round pairs (baseline ns / subject ns, > 1 = subject "
-               "faster), with their min–max. The noise floor of a block is the largest deviation from 1 "
-               "of rsuring against a second copy of itself in the same rounds (A vs A); a median within "
-               "it is marked *inside noise*.")
+    out.append("Method: every run does a fixed amount of work and is measured in CPU time (user + "
+               "kernel), which waiting for the CPU does not inflate; NOPs and buffered reads of "
+               "`/dev/shm` complete inside `io_uring_enter`, so that is their whole cost. The C "
+               "programs are compiled once against Debian's liburing 2.3 header, so every library "
+               "runs the same inline header code, and every run checks which library it loaded. "
+               "**NOP blocks** run all library variants in one process per round (`interleave.c`: "
+               "each library in a `dlmopen()` namespace of its own, the variants taking turns in "
+               "chunks of a few milliseconds, timed with the thread's CPU clock), so that they share "
+               "the machine's moment; t/io_uring and the Rust crate run as processes next to it. "
+               "The other blocks run a process per variant in rotating order (O_DIRECT reads: wall "
+               "time, a kernel worker does part of the work; reaping: median of 128-CQE rounds). "
+               f"Each block runs {env.get('rounds', '?')} rounds; a ratio is the median of the "
+               "per-round pairs (baseline ns / subject ns, > 1 = subject faster) with their min–max. "
+               "The noise floor is the largest deviation from 1 of an A-vs-A pair of the same block "
+               "(rsuring against a second, separately loaded copy of itself; t/io_uring against "
+               "itself for comparisons between processes); a median within it is marked *inside "
+               "noise*.")
     out.append("")
 
     chart_rows = []
@@ -147,6 +166,20 @@ def main():
             chart_rows.append(dict(e, label=row.label, target=row.target))
         out.append("")
 
+    out.append("## Noise floors (A vs A)")
+    out.append("")
+    out.append("| block | pair | median | min–max | noise floor |")
+    out.append("| --- | --- | ---: | ---: | ---: |")
+    for block in cases.BLOCKS:
+        for kind in ("inproc", "process"):
+            noise, ratios = noise_floor(runs, block, kind)
+            if noise is None:
+                continue
+            what = "rsuring vs a second copy, same process" if kind == "inproc" and block.chunks else \
+                "rsuring vs rsuring, separate processes" if kind == "inproc" else "t/io_uring vs t/io_uring"
+            out.append(f"| {block.label} | {what} | {statistics.median(ratios):.3f} | "
+                       f"{min(ratios):.3f}–{max(ratios):.3f} | ±{noise * 100:.1f}% |")
+    out.append("")
     out.append("## Per variant")
     out.append("")
     out.append("Median over the rounds (min–max); *user*: the share of the CPU time spent in user mode "
@@ -162,11 +195,12 @@ def main():
             if not rs:
                 continue
             figs = [figure(block, r) for r in rs]
-            walls = [r["wall_ns"] / r["ops"] for r in rs]
+            walls = [r["wall_ns"] / r["ops"] for r in rs if r["wall_ns"]]
             user = [r["user_ns"] / max(1, r["user_ns"] + r["sys_ns"]) for r in rs]
             out.append(f"| {block.label} | {cases.VARIANTS[vid].label} | "
                        f"{fmt_ns(statistics.median(figs))} {METRIC_UNIT[block.metric]} | "
-                       f"{fmt_ns(min(figs))}–{fmt_ns(max(figs))} | {fmt_ns(statistics.median(walls))} | "
+                       f"{fmt_ns(min(figs))}–{fmt_ns(max(figs))} | "
+                       f"{fmt_ns(statistics.median(walls)) if walls else 'in-process'} | "
                        f"{statistics.median(user) * 100:.1f}% |")
     out.append("")
     missing = sorted({why for why in absent.values()})

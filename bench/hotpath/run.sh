@@ -98,12 +98,13 @@ if [[ -n $UPSTREAM ]]; then
 fi
 
 CFLAGS="-O2 -Wall -Wextra -Werror -pthread"
-log "compiling hotpath.c against /usr/include/liburing.h"
+log "compiling interleave.c and reads.c against /usr/include/liburing.h"
+# interleave.c links no liburing at all: it loads each library with
+# dlmopen(). reads.c links Debian's, and runs with LD_LIBRARY_PATH choosing.
 # shellcheck disable=SC2086
-gcc $CFLAGS -o "$WORK/hotpath" "$HERE/hotpath.c" -luring -ldl
+gcc $CFLAGS -o "$WORK/interleave" "$HERE/interleave.c" -ldl
 # shellcheck disable=SC2086
-gcc $CFLAGS -DRSURING_EXT -I"$ROOT/include" -o "$WORK/hotpath-rsext" \
-	"$HERE/hotpath.c" "$RS_DIR/librsuring.so" -ldl
+gcc $CFLAGS -o "$WORK/reads" "$HERE/reads.c" -luring -ldl
 
 # fio's t/io_uring, from Debian's fio source package.
 TIO= TIO_DESC="not built"
@@ -173,7 +174,7 @@ RAW=$WORK/raw.jsonl
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 T_START=$(date +%s)
 python3 "$HERE/measure.py" --raw "$RAW" --rounds "$ROUNDS" --scale "$SCALE" --only "$ONLY" \
-	--cpu "$CPU" --hotpath "$WORK/hotpath" --rsext "$WORK/hotpath-rsext" --deb-lib "$DEB_LIB" \
+	--cpu "$CPU" --reads "$WORK/reads" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
 	--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" --crate "$CRATE" \
 	--file "$READ_FILE" --dev "$READ_DEV"
 T_END=$(date +%s)
@@ -183,7 +184,8 @@ PROFILE_MD=$WORK/callgrind.md
 rm -f "$PROFILE_MD"
 if ((CALLGRIND)); then
 	if command -v valgrind >/dev/null && command -v strace >/dev/null; then
-		python3 "$HERE/callgrind.py" --hotpath "$WORK/hotpath" --up-dir "$UP_DIR" --rs-dir "$RS_DIR" \
+		python3 "$HERE/callgrind.py" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
+			--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" \
 			--dir "$WORK/callgrind" --md "$PROFILE_MD" --tsv "$WORK/callgrind.tsv" >/dev/null
 	else
 		note "instruction counts left out: they need valgrind and strace"
