@@ -139,7 +139,8 @@ def main():
                "chunks of a few milliseconds, timed with the thread's CPU clock), so that they share "
                "the machine's moment; t/io_uring and the Rust crate run as processes next to it. "
                "The other blocks run a process per variant in rotating order (O_DIRECT reads: wall "
-               "time, a kernel worker does part of the work; reaping: median of 128-CQE rounds). "
+               "time, a kernel worker does part of the work). Reaping is timed per 128-CQE round with the wall "
+               "clock; its figure is the mean of the middle half of the rounds. "
                f"Each block runs {env.get('rounds', '?')} rounds; a ratio is the median of the "
                "per-round pairs (baseline ns / subject ns, > 1 = subject faster) with their min–max. "
                "The noise floor is the largest deviation from 1 of an A-vs-A pair of the same block "
@@ -163,7 +164,7 @@ def main():
                 continue
             out.append(f"| {row.label} | {e['median']:.3f} | {e['lo']:.3f}–{e['hi']:.3f} | "
                        f"±{e['noise'] * 100:.1f}% | {verdict_text(e)} | {target_text(row, e)} |")
-            chart_rows.append(dict(e, label=row.label, target=row.target))
+            chart_rows.append(dict(e, label=row.label, target=row.target, scale=section != "other"))
         out.append("")
 
     out.append("## Noise floors (A vs A)")

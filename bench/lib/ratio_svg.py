@@ -12,13 +12,17 @@ GREEN, RED, GREY, BAND = "#2e7d32", "#c62828", "#8a8a8a", "#e6e6e6"
 
 def chart(rows, title, subtitle=""):
     """rows: dicts with label, median, lo, hi, noise, verdict ("faster",
-    "slower", "noise"), target (0 for none), and optionally heading (a
-    section title line instead of a comparison). Returns the SVG text."""
+    "slower", "noise"), target (0 for none), scale (whether the row's median
+    sets the axis; default True), and optionally heading (a section title
+    line instead of a comparison). Returns the SVG text."""
     data = [r for r in rows if not r.get("heading")]
-    lo = min([r["lo"] for r in data] + [1 - r["noise"] for r in data] + [0.95])
-    hi = max([r["hi"] for r in data] + [1 + r["noise"] for r in data] +
-             [r["target"] for r in data if r["target"]] + [1.05])
-    span = max(1 - lo, hi - 1) * 1.1
+    # The axis is centred on 1.0 and spans the medians and targets (not the
+    # whiskers, which one noisy row could stretch over everything); bars and
+    # bands beyond it are cut at the edge and marked with an arrow.
+    scaled = [r for r in data if r.get("scale", True)] or data
+    reach = max([abs(r["median"] - 1) for r in scaled] +
+                [abs(r["target"] - 1) for r in scaled if r["target"]])
+    span = min(max(reach * 1.3 + 0.01, 0.06), 0.5)
     x_lo, x_hi = 1 - span, 1 + span
     step = nice_step(2 * span)
     label_w, plot_w, value_w = 500, 420, 250
@@ -27,6 +31,7 @@ def chart(rows, title, subtitle=""):
     width = label_w + plot_w + value_w
 
     def x(v):
+        v = min(max(v, x_lo), x_hi)
         return label_w + (v - x_lo) / (x_hi - x_lo) * plot_w
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -59,12 +64,22 @@ def chart(rows, title, subtitle=""):
         colour = {"faster": GREEN, "slower": RED}.get(r["verdict"], GREY)
         out.append(f'<line x1="{x(r["lo"]):.1f}" y1="{yc:.1f}" x2="{x(r["hi"]):.1f}" y2="{yc:.1f}" '
                    f'stroke="{colour}" stroke-width="2"/>')
-        for end in (r["lo"], r["hi"]):
-            out.append(f'<line x1="{x(end):.1f}" y1="{yc - 4:.1f}" x2="{x(end):.1f}" y2="{yc + 4:.1f}" '
-                       f'stroke="{colour}" stroke-width="2"/>')
+        for end, sign in ((r["lo"], -1), (r["hi"], 1)):
+            if x_lo <= end <= x_hi:
+                out.append(f'<line x1="{x(end):.1f}" y1="{yc - 4:.1f}" x2="{x(end):.1f}" y2="{yc + 4:.1f}" '
+                           f'stroke="{colour}" stroke-width="2"/>')
+            else:  # cut at the axis: an arrow head pointing outwards
+                tip = x(end)
+                out.append(f'<path d="M{tip:.1f},{yc:.1f} l{-6 * sign},-4 v8 z" fill="{colour}"/>')
         fill = colour if r["verdict"] != "noise" else "white"
-        out.append(f'<circle cx="{x(r["median"]):.1f}" cy="{yc:.1f}" r="4.5" fill="{fill}" '
-                   f'stroke="{colour}" stroke-width="2"/>')
+        if x_lo <= r["median"] <= x_hi:
+            out.append(f'<circle cx="{x(r["median"]):.1f}" cy="{yc:.1f}" r="4.5" fill="{fill}" '
+                       f'stroke="{colour}" stroke-width="2"/>')
+        else:  # off the axis: a large arrow head at its edge
+            sign = 1 if r["median"] > 1 else -1
+            tip = x(r["median"])
+            out.append(f'<path d="M{tip:.1f},{yc:.1f} l{-10 * sign},-7 v14 z" fill="{fill}" '
+                       f'stroke="{colour}" stroke-width="2"/>')
         if r["target"]:
             out.append(f'<line x1="{x(r["target"]):.1f}" y1="{yc - 9:.1f}" x2="{x(r["target"]):.1f}" '
                        f'y2="{yc + 9:.1f}" stroke="black" stroke-width="2"/>')
@@ -73,7 +88,8 @@ def chart(rows, title, subtitle=""):
             text += " inside noise"
         out.append(f'<text x="{label_w + plot_w + 8}" y="{yc + 4:.1f}" fill="{colour}">{escape(text)}</text>')
     out.append(f'<text x="10" y="{height - 10}" fill="#444">black tick: target. filled dot: a difference '
-               'larger than the block\'s noise floor; hollow grey: inside it.</text>')
+               'larger than the block\'s noise floor; hollow grey: inside it. arrow: range cut at the '
+               'axis (see the numbers).</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
