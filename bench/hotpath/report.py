@@ -183,7 +183,8 @@ def main():
     out.append("")
     out.append("## Per variant")
     out.append("")
-    out.append("Median over the rounds (min–max); *user*: the share of the CPU time spent in user mode "
+    out.append("Median over the rounds (min–max); wall ns/op only for programs that time it "
+               "(interleave.c times CPU only); *user*: the share of the CPU time spent in user mode "
                "(library and program; the rest is the kernel), from getrusage or /proc.")
     out.append("")
     out.append("| block | variant | figure | min–max | wall ns/op | user |")
@@ -201,7 +202,7 @@ def main():
             out.append(f"| {block.label} | {cases.VARIANTS[vid].label} | "
                        f"{fmt_ns(statistics.median(figs))} {METRIC_UNIT[block.metric]} | "
                        f"{fmt_ns(min(figs))}–{fmt_ns(max(figs))} | "
-                       f"{fmt_ns(statistics.median(walls)) if walls else 'in-process'} | "
+                       f"{fmt_ns(statistics.median(walls)) if walls else '–'} | "
                        f"{statistics.median(user) * 100:.1f}% |")
     out.append("")
     missing = sorted({why for why in absent.values()})
