@@ -28,7 +28,7 @@
 #
 # Needs root (loop devices, fio's source via apt-get source), gcc, cargo,
 # Debian's liburing-dev, python3 (standard library only), valgrind and
-# strace. Takes about 25 minutes on 2 cores.
+# strace. Takes 30-40 minutes on 2 busy cores.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
