@@ -4,7 +4,9 @@
  * over many rounds on a small CQ (8 SQ / 16 CQ entries) so the CQ head and
  * tail wrap around the ring many times: every CQE seen exactly once and in
  * submission order (NOPs complete inline, in order); peek_batch with a count
- * smaller than what is ready; empty CQ -> 0; cq_ready bookkeeping.
+ * smaller than what is ready; empty CQ -> 0; cq_ready bookkeeping. The same
+ * rounds on a CQE32 ring, where each CQE takes two 16-byte slots: every
+ * pointer peek_batch_cqe returns is the slot of its ring position.
  */
 #include "test_helpers.h"
 
@@ -119,6 +121,30 @@ int main(void)
 	CHECK_EQ(expect_ud, next_ud);
 	/* the CQ went around many times */
 	CHECK_GE(expect_ud - 1, 20 * cq_entries);
+	io_uring_queue_exit(&ring);
+
+	T_STEP("CQE32 ring: peek_batch_cqe across wrap-around");
+	{
+		int ret = io_uring_queue_init(8, &ring, IORING_SETUP_CQE32);
+
+		if (ret == -EINVAL)
+			T_SKIP("kernel without IORING_SETUP_CQE32");
+		CHECK_OK(ret);
+	}
+	for (round = 0; round < 50; round++) {
+		unsigned k = 1 + (round * 3) % 8, mask = ring.cq.ring_mask;
+
+		submit_nops(&ring, k);
+		head = *ring.cq.khead;
+		n = io_uring_peek_batch_cqe(&ring, cqes, 32);
+		CHECK_EQ(n, k);
+		for (i = 0; i < n; i++) {
+			CHECK(cqes[i] == &ring.cq.cqes[((head + i) & mask) << 1]);
+			check_cqe(cqes[i]);
+		}
+		io_uring_cq_advance(&ring, n);
+	}
+	CHECK_EQ(expect_ud, next_ud);
 	io_uring_queue_exit(&ring);
 	return T_EXIT_PASS;
 }

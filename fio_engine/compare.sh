@@ -2,7 +2,8 @@
 # Runs the jobs in fio_engine/jobs/ with fio's built-in io_uring engine and
 # with the rsuring engine, in one run of the same fio binary (interleaved
 # rounds, median), on a loop device (direct I/O) over a /dev/shm file, and
-# prints a Markdown table, also saved to fio_engine/results.md. Run as root.
+# prints a Markdown table, also saved to $OUT (default fio_engine/results.md;
+# bench/run.sh passes target/bench/fio/results.md). Run as root.
 #
 #   fio_engine/compare.sh              # 3 rounds, 3 s / 2 s runs (~4 min)
 #   ROUNDS=1 RUNTIME=2 fio_engine/compare.sh
@@ -33,4 +34,4 @@ python3 "$HERE/compare.py" \
 	--rounds "${ROUNDS:-3}" \
 	--runtime "${RUNTIME:-3}" \
 	--lat-runtime "${LAT_RUNTIME:-2}" \
-	--out "$HERE/results.md"
+	--out "${OUT:-$HERE/results.md}"

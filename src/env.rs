@@ -23,9 +23,18 @@ pub const SQPOLL_CPUS: &str = "RSURING_SQPOLL_CPUS";
 pub const SQPOLL_IDLE_MS: &str = "RSURING_SQPOLL_IDLE_MS";
 /// `RSURING_STATS`: per-ring statistics (a boolean, or `json:PATH`).
 pub const STATS: &str = "RSURING_STATS";
+/// `RSURING_SQARRAY`: keep the kernel's SQ index array (no NO_SQARRAY).
+pub const SQARRAY: &str = "RSURING_SQARRAY";
 
 /// Every name the library reads.
-pub const LIBRARY_NAMES: &[&str] = &[SQPOLL_PERCPU, SQPOLL, SQPOLL_CPUS, SQPOLL_IDLE_MS, STATS];
+pub const LIBRARY_NAMES: &[&str] = &[
+    SQPOLL_PERCPU,
+    SQPOLL,
+    SQPOLL_CPUS,
+    SQPOLL_IDLE_MS,
+    STATS,
+    SQARRAY,
+];
 
 /// Names the project's own scripts and tests read (never the library),
 /// after `RSURING_`. They are accepted silently so that programs run by the

@@ -403,19 +403,36 @@ impl io_uring {
     }
 
     /// Fills `cqes` with up to `count` ready CQEs without consuming them.
+    #[inline(always)]
     fn peek_batch_inner(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
         if self.flags & IORING_SETUP_CQE_MIXED != 0 {
             return self.peek_batch_mixed(cqes, count);
         }
-        let ready = self.cq_ready();
-        let n = ready.min(count);
+        let n = self.cq_ready().min(count) as usize;
         // SAFETY: khead points into the live CQ ring mapping.
-        let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
-        for i in 0..n {
-            // SAFETY: the caller provides room for `count` >= n pointers.
-            unsafe { *cqes.add(i as usize) = self.cqe_at(head.wrapping_add(i)) };
+        let first = unsafe { load(self.cq.khead, Ordering::Relaxed) } & self.cq.ring_mask;
+        // The ready CQEs run from the head to the end of the ring and go on
+        // at its start (n is at most the ring size): two runs of evenly
+        // spaced slots, so each pointer is the previous one plus a stride
+        // (a store and an add) instead of a masked, shifted ring position.
+        let stride = 1usize << self.cqe_shift();
+        let before_wrap = n.min((self.cq.ring_mask - first) as usize + 1);
+        let runs = [
+            (
+                0,
+                before_wrap,
+                self.cq.cqes.wrapping_add(first as usize * stride),
+            ),
+            (before_wrap, n, self.cq.cqes),
+        ];
+        for (from, to, mut cqe) in runs {
+            for i in from..to {
+                // SAFETY: the caller provides room for `count` >= n pointers.
+                unsafe { *cqes.add(i) = cqe };
+                cqe = cqe.wrapping_add(stride);
+            }
         }
-        n
+        n as u32
     }
 
     /// [`Self::peek_batch_inner`] for CQE_MIXED rings, where a CQE takes one

@@ -4,6 +4,8 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 use crate::ring::{int_flags, io_uring, io_uring_cq, io_uring_sq};
 use crate::sys::{self, io_uring_cqe, io_uring_params, io_uring_sqe};
@@ -165,7 +167,13 @@ unsafe fn map_rings(
     sq: &mut io_uring_sq,
     cq: &mut io_uring_cq,
 ) -> c_int {
-    sq.ring_sz = p.sq_off.array as usize + p.sq_entries as usize * 4;
+    // Without an SQ index array the kernel leaves sq_off.array as the
+    // caller passed it, so it says nothing about the mapping's size.
+    sq.ring_sz = if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+        p.sq_off.array as usize + p.sq_entries as usize * 4
+    } else {
+        0
+    };
     cq.ring_sz = p.cq_off.cqes as usize + cqes_bytes(p.flags, p.cq_entries);
     if p.features & IORING_FEAT_SINGLE_MMAP != 0 {
         sq.ring_sz = sq.ring_sz.max(cq.ring_sz);
@@ -285,18 +293,98 @@ unsafe fn alloc_app_rings(
     Ok(used)
 }
 
+/// Entries of [`PRIVATE_SQ_ARRAY`]: the largest SQ a ring can have.
+const PRIVATE_SQ_ARRAY_LEN: usize = KERN_MAX_ENTRIES as usize;
+
+/// What `sq.array` points at on rings that got IORING_SETUP_NO_SQARRAY from
+/// this library rather than from the application. The kernel of such a ring
+/// has no SQ index array: it takes SQE `head & mask` directly. Programs built
+/// against liburing headers older than 2.6 may still store into `sq.array`
+/// (the identity mapping, as liburing's own code once did); here those
+/// stores land in process memory that nothing reads, so they are harmless.
+/// One array serves every ring: each slot only ever holds its own index
+/// unless a program writes something else, which no one reads either.
+/// Untouched pages of it cost nothing (it lives in .bss).
+static PRIVATE_SQ_ARRAY: [AtomicU32; PRIVATE_SQ_ARRAY_LEN] =
+    [const { AtomicU32::new(0) }; PRIVATE_SQ_ARRAY_LEN];
+
+/// Set once a ring set up without NO_SQARRAY succeeded after the same setup
+/// with it failed: the kernel predates the flag (Linux < 6.6), so later
+/// rings skip the attempt that is bound to fail.
+static KERNEL_LACKS_NO_SQARRAY: AtomicBool = AtomicBool::new(false);
+
+/// `RSURING_SQARRAY=1` (read once per process): never add
+/// IORING_SETUP_NO_SQARRAY, for programs that put their own, non-identity
+/// indices into `sq.array` and submit behind the library's back.
+fn keep_sq_array_by_env() -> bool {
+    static KEEP: OnceLock<bool> = OnceLock::new();
+    *KEEP.get_or_init(|| crate::env::flag(crate::env::SQARRAY))
+}
+
+/// The private SQ array for a ring of `entries` SQ entries, holding the
+/// identity mapping a reader of `sq.array` would find on an old ring.
+fn private_sq_array(entries: u32) -> *mut u32 {
+    for (i, slot) in PRIVATE_SQ_ARRAY.iter().take(entries as usize).enumerate() {
+        slot.store(i as u32, Ordering::Relaxed);
+    }
+    PRIVATE_SQ_ARRAY.as_ptr() as *mut u32
+}
+
 /// Creates a kernel ring and maps it into `ring`. Returns the bytes of
 /// application memory used (NO_MMAP with `buf`), otherwise 0; or `-errno`,
 /// leaving `ring` zeroed.
 ///
-/// IORING_SETUP_NO_SQARRAY is used only when the application asks for it.
-/// liburing 2.6+ adds it by default, but binaries built against older
-/// headers may fill `sq.array` themselves (liburing 2.3's own test suite
-/// does), and they must keep working; the saving is one load per SQE.
+/// Like liburing 2.6+, the ring gets IORING_SETUP_NO_SQARRAY where the
+/// kernel has it (it saves the kernel an index load and a bounds check per
+/// SQE), falling back to a plain setup when the kernel says `-EINVAL`. An
+/// application that asked for NO_SQARRAY itself gets no fallback and a NULL
+/// `sq.array`, as with liburing 2.6+. Otherwise `sq.array` points at
+/// [`PRIVATE_SQ_ARRAY`], so binaries built against older headers that store
+/// into it keep working. `RSURING_SQARRAY=1` keeps the kernel's array (for
+/// programs that rely on non-identity indices; see the README).
 ///
 /// # Safety
 /// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
 pub unsafe fn map_new_ring(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    let asked = p.flags;
+    if asked & IORING_SETUP_NO_SQARRAY != 0
+        || keep_sq_array_by_env()
+        || KERNEL_LACKS_NO_SQARRAY.load(Ordering::Relaxed)
+    {
+        // SAFETY: forwarded contract.
+        return unsafe { init_once(entries, ring, p, buf, buf_size) };
+    }
+    p.flags |= IORING_SETUP_NO_SQARRAY;
+    // SAFETY: forwarded contract.
+    let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
+    if ret >= 0 {
+        ring.sq.array = private_sq_array(ring.sq.ring_entries);
+        return ret;
+    }
+    if ret != -libc::EINVAL {
+        p.flags = asked;
+        return ret;
+    }
+    p.flags = asked;
+    // SAFETY: forwarded contract.
+    let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
+    if ret >= 0 {
+        KERNEL_LACKS_NO_SQARRAY.store(true, Ordering::Relaxed);
+    }
+    ret
+}
+
+/// One io_uring_setup attempt with exactly `p.flags`, and the mapping.
+///
+/// # Safety
+/// As for [`map_new_ring`].
+unsafe fn init_once(
     entries: u32,
     ring: &mut io_uring,
     p: &mut io_uring_params,
@@ -510,6 +598,7 @@ pub fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
     fresh.sq.sqe_tail = ring.sq.sqe_tail;
     fresh.sq.reg_token_lo = ring.sq.reg_token_lo;
     fresh.cq.ext = ring.cq.ext;
+    let private_array = !ring.sq.array.is_null();
     ring.sq = fresh.sq;
     ring.cq = fresh.cq;
     ring.stats_ring_moved();
@@ -518,6 +607,9 @@ pub fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
             // SAFETY: the new array has ring_entries slots.
             unsafe { *ring.sq.array.add(i as usize) = i };
         }
+    } else if private_array {
+        // NO_SQARRAY added by the library: still the private array.
+        ring.sq.array = private_sq_array(ring.sq.ring_entries);
     }
     0
 }

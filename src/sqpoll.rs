@@ -342,9 +342,10 @@ unsafe fn init_policy(
         // SAFETY: forwarded contract.
         return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
     }
-    // The application sees the plain ring it asked for; the poller is
-    // rsuring's business (see crate::transparent).
-    ring.flags = requested.flags;
+    // The application sees the plain ring it asked for (with what setup
+    // adds to every ring, NO_SQARRAY); the poller is rsuring's business
+    // (see crate::transparent).
+    ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
     ring.fork_gen = fork_generation();
     ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
     transparent::track(ring);

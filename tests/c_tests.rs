@@ -125,6 +125,7 @@ c_tests! {
     setup + system_header,
     setup_restrict,
     socket + system_header,
+    sq_array + system_header,
     sq_full + system_header,
     sqpoll + system_header,
     stats_abi,

@@ -20,7 +20,9 @@
 #   --idle MS       sq_thread_idle (default: kernel default, 1 s)
 #   --nopoll        also run K rings without SQPOLL (reference column)
 #   --fio           also run the fio cross-check (installs fio if missing)
-#   --out FILE      where to write the Markdown (default bench/sqpoll/results.md)
+#   --out FILE      where to write the Markdown (default
+#                   target/bench/sqpoll/results.md; bench/run.sh
+#                   --commit-results copies it to bench/sqpoll/results.md)
 #   --no-build      skip cargo build / cc (use what target/ has)
 #   --rings-args "ARGS"  extra options for every rings run (e.g. "--spin",
 #                   "--wait-nr 8"; see target/bench/rings --help)
@@ -40,9 +42,9 @@ RINGS=$BUILD/rings
 LIB=$ROOT/target/release/librsuring.so
 
 TIME=5 REPS=3 KS="1 2 4 8" DEPTH=32 SIZE=1G APP_CPU=0 POLL_CPU=1 IDLE=
-WITH_NOPOLL=0 WITH_FIO=0 OUT=$ROOT/bench/sqpoll/results.md DO_BUILD=1 QUIET=100 EXTRA= BOOST=-20
+WITH_NOPOLL=0 WITH_FIO=0 OUT=$ROOT/target/bench/sqpoll/results.md DO_BUILD=1 QUIET=100 EXTRA= BOOST=-20
 
-usage() { sed -n '3,34s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
+usage() { sed -n '3,36s/^# \{0,1\}//p' "$0"; exit "${1:-0}"; }
 
 while [[ $# -gt 0 ]]; do
 	case $1 in

@@ -1,49 +1,59 @@
 //! NOP throughput with the `io-uring` crate, shaped like hotpath.c's
 //! `nop-qd`: keep up to DEPTH in flight, push BATCH NOPs, submit (waiting for
 //! BATCH completions only when the ring is at its depth), drain the CQ.
+//! Fixed work as there: OPS operations after OPS/10 of warm-up.
 //!
-//! Usage: rust-peer DEPTH BATCH SECS
-//! Prints: RESULT <ops/s> ops/s lib=io-uring-crate ops=<N> cpu_rate=<ops per CPU-second>
-
-use std::time::Instant;
+//! Usage: rust-peer DEPTH BATCH OPS
+//! Prints: RESULT ops=<counted> cpu_ns=<N> wall_ns=<N> user_ns=<N> sys_ns=<N>
+//! total_ops=<N> lib=io-uring-crate
 
 use io_uring::{opcode, IoUring};
 
-/// This process's CPU time in seconds (see hotpath.c's cpu_rate).
-fn cpu_now() -> f64 {
+/// Nanoseconds of `clock` (see hotpath.c: CLOCK_PROCESS_CPUTIME_ID for CPU time).
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: ts is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn arg(args: &[String], i: usize, what: &str) -> String {
-    args.get(i).cloned().unwrap_or_else(|| {
-        eprintln!("usage: rust-peer DEPTH BATCH SECS (missing {what})");
-        std::process::exit(2)
-    })
+/// User and system CPU time of the process in nanoseconds (getrusage).
+fn rusage_ns() -> (u64, u64) {
+    // SAFETY: an all-zero rusage is a valid value to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid rusage to write.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000;
+    (ns(ru.ru_utime), ns(ru.ru_stime))
+}
+
+fn arg(args: &[String], i: usize, what: &str) -> u64 {
+    args.get(i)
+        .and_then(|a| a.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or_else(|| {
+            eprintln!("usage: rust-peer DEPTH BATCH OPS (bad or missing {what})");
+            std::process::exit(2)
+        })
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let depth: u32 = arg(&args, 1, "DEPTH").parse().expect("DEPTH");
-    let batch: u32 = arg(&args, 2, "BATCH").parse().expect("BATCH");
-    let secs: f64 = arg(&args, 3, "SECS").parse().expect("SECS");
-    assert!(batch >= 1 && batch <= depth, "need 1 <= BATCH <= DEPTH");
+    let depth = arg(&args, 1, "DEPTH") as u32;
+    let batch = arg(&args, 2, "BATCH") as u32;
+    let target = arg(&args, 3, "OPS");
+    assert!(batch <= depth, "need BATCH <= DEPTH");
+    let warmup = target / 10;
 
     let mut ring = IoUring::new(depth).expect("io_uring setup");
     let nop = opcode::Nop::new().build();
     let mut inflight = 0u32;
     let mut ops = 0u64;
-    let mut counted = 0u64;
-    let mut iters = 0u64;
-    let t0 = Instant::now();
-    let mut start: Option<Instant> = None;
-    let mut cpu_start = 0.0;
-    let elapsed = loop {
+    let mut start: Option<(u64, u64, u64, (u64, u64))> = None;
+    loop {
         let to_prep = batch.min(depth - inflight);
         {
             let mut sq = ring.submission();
@@ -69,27 +79,28 @@ fn main() {
         inflight -= n;
         ops += n as u64;
 
-        iters += 1;
-        if iters & 63 == 0 {
-            let now = Instant::now();
-            match start {
-                None if now.duration_since(t0).as_secs_f64() >= secs / 10.0 => {
-                    start = Some(now);
-                    cpu_start = cpu_now();
-                    counted = ops;
-                }
-                Some(s) if now.duration_since(s).as_secs_f64() >= secs => {
-                    break now.duration_since(s).as_secs_f64();
-                }
-                _ => {}
+        match start {
+            None if ops >= warmup => {
+                start = Some((
+                    ops,
+                    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID),
+                    clock_ns(libc::CLOCK_MONOTONIC),
+                    rusage_ns(),
+                ));
             }
+            Some((ops0, cpu0, wall0, (user0, sys0))) if ops - ops0 >= target => {
+                let cpu = clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+                let wall = clock_ns(libc::CLOCK_MONOTONIC) - wall0;
+                let (user, sys) = rusage_ns();
+                println!(
+                    "RESULT ops={} cpu_ns={cpu} wall_ns={wall} user_ns={} sys_ns={} total_ops={ops} lib=io-uring-crate",
+                    ops - ops0,
+                    user - user0,
+                    sys - sys0
+                );
+                break;
+            }
+            _ => {}
         }
-    };
-    let cpu = cpu_now() - cpu_start;
-    println!(
-        "RESULT {:.6e} ops/s lib=io-uring-crate ops={} cpu_rate={:.6e}",
-        (ops - counted) as f64 / elapsed,
-        ops,
-        (ops - counted) as f64 / cpu
-    );
+    }
 }
