@@ -5,18 +5,31 @@
 //! Everything below this module does one thing each: `setup` maps,
 //! `sqpoll` places rings on pollers, `transparent` keeps RSURING_SQPOLL=1
 //! invisible, `ring_fd` registers ring fds, `stats` counts. Only this
-//! module (and `ffi` above it) combines them.
+//! module (and `ffi` above it) combines them: the policy that decides
+//! whether a ring gets a shared poller (the SQPOLL_PERCPU flag and the
+//! `RSURING_SQPOLL*` environment) lives here, and so do the calls that tell
+//! the statistics about a ring's poller group.
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
 
-use crate::ring::{io_uring, rs_flags};
+use crate::ring::{fork_generation, int_flags, io_uring, rs_flags, LiveRing};
+use crate::sqpoll::{self, IORING_SETUP_SQPOLL_PERCPU};
 use crate::sys::{
-    self, io_uring_params, IORING_FEAT_REG_REG_RING, IORING_SETUP_COOP_TASKRUN,
-    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_NO_MMAP, IORING_SETUP_SINGLE_ISSUER,
-    IORING_SETUP_SQPOLL, IORING_SETUP_TASKRUN_FLAG,
+    self, io_uring_params, IORING_FEAT_REG_REG_RING, IORING_SETUP_ATTACH_WQ,
+    IORING_SETUP_COOP_TASKRUN, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_NO_MMAP,
+    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
+    IORING_SETUP_TASKRUN_FLAG,
 };
-use crate::{register, ring_fd, setup, sqpoll, stats, transparent};
+use crate::transparent::{self, Refusal};
+use crate::{register, ring_fd, setup, stats};
+
+/// The live view of a ring the mapper has just set up (None if it is not).
+fn just_mapped(ring: &mut io_uring) -> Option<&mut LiveRing> {
+    // SAFETY: called right after setup::map_* succeeded on this ring, so
+    // its pointers are the mapper's and mapped.
+    unsafe { LiveRing::from_mut(ring) }
+}
 
 /// Creates a ring with the library's policy and extensions. Returns what
 /// [`setup::map_new_ring`] returns.
@@ -31,7 +44,7 @@ unsafe fn init(
     buf_size: usize,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    let ret = unsafe { sqpoll::init(entries, ring, p, buf, buf_size) };
+    let ret = unsafe { map_with_policy(entries, ring, p, buf, buf_size) };
     if ret < 0 {
         return ret;
     }
@@ -39,7 +52,101 @@ unsafe fn init(
         ring_fd::auto_register_ring_fd(ring);
     }
     if stats::enabled_by_env() {
-        ring.enable_stats();
+        if let Some(live) = just_mapped(ring) {
+            enable_stats(live);
+        }
+    }
+    ret
+}
+
+/// Creates a ring, applying the shared-poller policy: the SQPOLL_PERCPU
+/// flag, the environment, and CPU placement. Everything else is
+/// [`setup::map_new_ring`].
+///
+/// # Safety
+/// As for [`setup::map_new_ring`].
+unsafe fn map_with_policy(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    // The policy's decisions (flags it adds or strips, placement, idle
+    // time, attachment) belong to this ring only: applications commonly
+    // reuse one params struct for several rings, so the fields they filled
+    // in are given back as they were. The kernel's outputs stay.
+    let input = (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd);
+    // SAFETY: forwarded contract.
+    let ret = unsafe { apply_policy(entries, ring, p, buf, buf_size) };
+    (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd) = input;
+    ret
+}
+
+/// [`map_with_policy`] without giving the caller's fields back.
+///
+/// # Safety
+/// As for [`setup::map_new_ring`].
+unsafe fn apply_policy(
+    entries: u32,
+    ring: &mut io_uring,
+    p: &mut io_uring_params,
+    buf: *mut c_void,
+    buf_size: usize,
+) -> c_int {
+    let cfg = sqpoll::config();
+    let asked = p.flags & IORING_SETUP_SQPOLL_PERCPU != 0;
+    p.flags &= !IORING_SETUP_SQPOLL_PERCPU;
+    if asked && p.flags & IORING_SETUP_SQPOLL == 0 {
+        *ring = io_uring::zeroed();
+        return -libc::EINVAL;
+    }
+    let requested = *p;
+    let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
+    // For a transparent ring: the CPUs its poller may use.
+    let spare = if cfg.transparent {
+        transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
+    } else {
+        None
+    };
+    let transparent = spare.is_some();
+    if transparent {
+        p.flags |= IORING_SETUP_SQPOLL;
+        shared = true;
+    }
+    if p.flags & IORING_SETUP_SQPOLL != 0 && p.sq_thread_idle == 0 {
+        if let Some(ms) = cfg.idle_ms {
+            p.sq_thread_idle = ms;
+        }
+    }
+    // An application that attaches rings itself keeps full control.
+    let ret = if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
+        // SAFETY: forwarded contract.
+        unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) }
+    } else {
+        let placement = spare.as_deref().or(cfg.cpus.as_deref());
+        // SAFETY: forwarded contract.
+        unsafe { sqpoll::map_shared_ring(placement, entries, ring, p, buf, buf_size) }
+    };
+    if !transparent {
+        return ret;
+    }
+    if ret < 0 {
+        // The kernel refuses SQPOLL with some setups: give the application
+        // the ring it asked for.
+        transparent::refuse(Refusal::Kernel);
+        *p = requested;
+        // SAFETY: forwarded contract.
+        return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+    }
+    // The application sees the plain ring it asked for (with what setup
+    // adds to every ring, NO_SQARRAY); the poller is rsuring's business
+    // (see crate::transparent).
+    ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
+    ring.fork_gen = fork_generation();
+    ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
+    if let Some(live) = just_mapped(ring) {
+        transparent::track(live);
     }
     ret
 }
@@ -49,6 +156,15 @@ pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_par
     // SAFETY: no application buffer is passed.
     let ret = unsafe { init(entries, ring, p, ptr::null_mut(), 0) };
     ret.min(0)
+}
+
+/// `io_uring_queue_init`: [`queue_init_params`] with only setup `flags`.
+pub fn queue_init(entries: u32, ring: &mut io_uring, flags: u32) -> c_int {
+    let mut p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
+    queue_init_params(entries, ring, &mut p)
 }
 
 /// `io_uring_queue_init_mem`: the rings live in `buf` (the application's
@@ -84,11 +200,7 @@ pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_in
     };
     let mut ret = -libc::EINVAL;
     for extra in tries {
-        let mut p = io_uring_params {
-            flags: flags | extra,
-            ..Default::default()
-        };
-        ret = queue_init_params(entries, ring, &mut p);
+        ret = queue_init(entries, ring, flags | extra);
         if ret != -libc::EINVAL {
             break;
         }
@@ -104,9 +216,31 @@ pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) ->
     // SAFETY: forwarded contract.
     let ret = unsafe { setup::map_existing_ring(fd, p, ring) };
     if ret == 0 && stats::enabled_by_env() {
-        ring.enable_stats();
+        if let Some(live) = just_mapped(ring) {
+            enable_stats(live);
+        }
     }
     ret
+}
+
+/// The shared poller group of `ring` as the statistics describe it.
+fn shared_poller(ring: &io_uring) -> Option<stats::SharedPoller> {
+    sqpoll::group_of(ring).map(|g| stats::SharedPoller {
+        cpu: g.cpu,
+        rings: g.members as u32,
+    })
+}
+
+/// `rsuring_stats_enable` (and every ring under `RSURING_STATS`).
+pub fn enable_stats(ring: &mut LiveRing) -> c_int {
+    let shared = shared_poller(ring);
+    stats::enable(ring, shared)
+}
+
+/// The ring's statistics line for `rsuring_stats_format`, with its poller
+/// group as it is now.
+pub fn stats_line(ring: &LiveRing) -> Option<String> {
+    stats::line(ring, shared_poller(ring))
 }
 
 /// Takes `ring` out of every process-wide table that knows it by fd (its
@@ -120,11 +254,19 @@ fn forget_fd(ring: &mut io_uring) {
 
 /// `io_uring_queue_exit`. Safe to call twice: the second call finds a
 /// zeroed ring and does nothing.
-pub fn queue_exit(ring: &mut io_uring) {
+///
+/// # Safety
+/// A ring with non-null pointers must be one this library set up (the
+/// contract of the exported function).
+pub unsafe fn queue_exit(ring: &mut io_uring) {
     if ring.sq.ring_ptr.is_null() && ring.sq.sqes.is_null() {
         return;
     }
-    ring.release_ext();
+    // SAFETY: forwarded contract.
+    if let Some(live) = unsafe { LiveRing::from_mut(ring) } {
+        let shared = shared_poller(live);
+        stats::release(live, shared);
+    }
     forget_fd(ring);
     // SAFETY: the application hands the ring back; nothing uses it after.
     unsafe { setup::release_memory(ring) };
@@ -138,13 +280,11 @@ pub fn queue_exit(ring: &mut io_uring) {
 }
 
 /// `io_uring_close_ring_fd`: keep only the registered index.
-pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
+pub fn close_ring_fd(ring: &mut LiveRing) -> c_int {
     if ring.features & IORING_FEAT_REG_REG_RING == 0 {
         return -libc::EOPNOTSUPP;
     }
-    if ring.int_flags & crate::ring::int_flags::REG_RING == 0
-        || ring.rs_flags & rs_flags::AUTO_REG != 0
-    {
+    if ring.int_flags & int_flags::REG_RING == 0 || ring.rs_flags & rs_flags::AUTO_REG != 0 {
         return -libc::EINVAL;
     }
     if ring.ring_fd == -1 {
@@ -152,37 +292,38 @@ pub fn close_ring_fd(ring: &mut io_uring) -> c_int {
     }
     // Without its fd the ring can no longer anchor its poller group, nor be
     // found by the exported io_uring_enter.
-    forget_fd(ring);
-    ring.stats_fd_closed();
+    // SAFETY: forget_fd changes no pointer of the ring (only rs_flags).
+    forget_fd(unsafe { ring.fields_mut() });
+    stats::fd_closed(ring);
     sys::close(ring.ring_fd);
-    ring.ring_fd = -1;
+    // SAFETY: only the fd changes; the mappings stay.
+    unsafe { ring.fields_mut() }.ring_fd = -1;
     1
 }
 
 /// `io_uring_resize_rings`: asks the kernel for new SQ/CQ sizes, maps the
 /// new rings and carries the library's state over. `p->flags` is cleared
 /// afterwards, as liburing does.
-pub fn resize_rings(ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
+pub fn resize_rings(ring: &mut LiveRing, p: &mut io_uring_params) -> c_int {
     if ring.flags & IORING_SETUP_NO_MMAP != 0 {
         return -libc::EINVAL;
     }
     p.sq_off = Default::default();
     p.cq_off = Default::default();
-    // SAFETY: `p` is a valid params struct for the kernel to fill.
-    let mut ret = unsafe {
-        register::do_register(
-            ring,
-            sys::IORING_REGISTER_RESIZE_RINGS,
-            ptr::from_mut(p).cast(),
-            1,
-        )
-    };
+    let mut ret = register::resize_rings(ring, p);
     if ret >= 0 {
         let transparent = ring.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0;
         if transparent {
             transparent::untrack(ring);
         }
-        ret = setup::remap_resized(ring, p);
+        let old_khead = ring.sq.khead;
+        // SAFETY: the ring is live and this library's; remap_resized
+        // leaves it live again (the new mappings), or unchanged on failure.
+        ret = unsafe { setup::remap_resized(ring.fields_mut(), p) };
+        if ret == 0 {
+            sqpoll::moved(ring, old_khead);
+            stats::ring_moved(ring);
+        }
         if transparent {
             transparent::track(ring);
         }

@@ -6,10 +6,11 @@
 //! advanced by the application (`io_uring_cq_advance`).
 
 use core::ffi::{c_int, c_void};
+use core::mem::MaybeUninit;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use crate::ring::{int_flags, io_uring, load, rs_flags, store};
+use crate::ring::{int_flags, rs_flags, LiveRing};
 use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
 use crate::sys::{
     IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS,
@@ -18,7 +19,11 @@ use crate::sys::{
     IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
     NSIG_BYTES,
 };
-use crate::{ring_fd, sqpoll, transparent};
+use crate::{ring_fd, sqpoll, stats, transparent};
+
+/// Where a CQE pointer is stored for the caller: a `struct io_uring_cqe *`
+/// of the application's, possibly uninitialised until written.
+pub type CqeOut = MaybeUninit<*mut io_uring_cqe>;
 
 /// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
 #[inline(always)]
@@ -36,7 +41,7 @@ struct GetData {
     has_ts: bool,
 }
 
-impl io_uring {
+impl LiveRing {
     /// io_uring_enter on this ring (through its registered index when it has
     /// one, adding the ring's own enter flags), counted in the statistics.
     ///
@@ -84,14 +89,14 @@ impl io_uring {
             let ret =
                 unsafe { transparent::enter(&view, target, from, submit, wait_nr, flags, arg, sz) };
             if ret > 0 {
-                self.sq.sqe_head = from.wrapping_add(ret as u32);
+                self.set_sqe_head(from.wrapping_add(ret as u32));
             }
             ret
         } else {
             // SAFETY: forwarded contract.
             unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) }
         };
-        self.stats_enter(flags | target.1, ret);
+        stats::count_enter(self, flags | target.1, ret);
         ret
     }
 
@@ -103,17 +108,16 @@ impl io_uring {
         } else {
             Ordering::Relaxed
         };
-        // SAFETY: khead points into the live SQ ring mapping.
-        let head = unsafe { load(self.sq.khead, order) };
+        let head = self.sq_head(order);
         let tail = self.sq.sqe_tail;
         if tail.wrapping_sub(head) >= self.sq.ring_entries {
             return ptr::null_mut();
         }
-        let idx = ((tail & self.sq.ring_mask) << self.sqe_shift()) as usize;
-        let sqe = self.sq.sqes.wrapping_add(idx);
-        self.sq.sqe_tail = tail.wrapping_add(1);
-        // SAFETY: idx < ring_entries << shift, inside the SQE array, and the
-        // kernel has consumed this slot (tail - head < entries).
+        let sqe = self.sqe_at(tail);
+        self.set_sqe_tail(tail.wrapping_add(1));
+        // SAFETY: sqe_at masks the position into the live SQE array
+        // (LiveRing), and the kernel has consumed this slot (tail - head <
+        // entries), so nothing else reads or writes it now.
         unsafe {
             (*sqe).flags = 0;
             (*sqe).ioprio = 0;
@@ -144,7 +148,7 @@ impl io_uring {
     fn flush_sq_with<const EXT: bool>(&mut self) -> u32 {
         let tail = self.sq.sqe_tail;
         if self.flags & IORING_SETUP_SQ_REWIND != 0 {
-            self.sq.sqe_tail = 0;
+            self.set_sqe_tail(0);
             return tail;
         }
         if EXT && self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
@@ -152,18 +156,15 @@ impl io_uring {
         }
         if self.sq.sqe_head != tail {
             if EXT {
-                self.stats_published(tail.wrapping_sub(self.sq.sqe_head));
+                stats::count_published(self, tail.wrapping_sub(self.sq.sqe_head));
                 if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
                     self.check_chains(self.sq.sqe_head, tail);
                 }
             }
-            self.sq.sqe_head = tail;
-            // Release: the SQE contents must be visible before the tail.
-            // SAFETY: ktail points into the live SQ ring mapping.
-            unsafe { store(self.sq.ktail, tail, Ordering::Release) };
+            self.set_sqe_head(tail);
+            self.publish_sq_tail(tail);
         }
-        // SAFETY: khead points into the live SQ ring mapping.
-        tail.wrapping_sub(unsafe { load(self.sq.khead, Ordering::Relaxed) })
+        tail.wrapping_sub(self.sq_head(Ordering::Relaxed))
     }
 
     /// [`Self::flush_sq`] for a transparent SQPOLL ring. The poller takes
@@ -174,8 +175,7 @@ impl io_uring {
     /// them as a plain ring's enter would. Returns the SQEs to submit.
     fn flush_transparent(&mut self) -> u32 {
         let tail = self.sq.sqe_tail;
-        // SAFETY: ktail points into the live SQ ring mapping; only we write it.
-        let published = unsafe { load(self.sq.ktail, Ordering::Relaxed) };
+        let published = self.sq_tail();
         if published != tail {
             if !self.may_publish() {
                 return 0;
@@ -183,9 +183,7 @@ impl io_uring {
             if self.rs_flags & rs_flags::SQPOLL_SHARED != 0 {
                 self.check_chains(published, tail);
             }
-            // Release: the SQE contents must be visible before the tail.
-            // SAFETY: as above.
-            unsafe { store(self.sq.ktail, tail, Ordering::Release) };
+            self.publish_sq_tail(tail);
         }
         tail.wrapping_sub(self.sq.sqe_head)
     }
@@ -208,14 +206,11 @@ impl io_uring {
         let mut run = 0u32;
         let mut pos = head;
         while pos != tail {
-            let idx = ((pos & self.sq.ring_mask) << self.sqe_shift()) as usize;
-            // SAFETY: idx is inside the SQE array; the SQE was handed out
-            // and filled by the application, which is submitting it now.
-            let flags = unsafe { (*self.sq.sqes.add(idx)).flags };
             run += 1;
-            if flags & (sys::IOSQE_IO_LINK | sys::IOSQE_IO_HARDLINK) == 0 {
+            if self.sqe_flags(pos) & (sys::IOSQE_IO_LINK | sys::IOSQE_IO_HARDLINK) == 0 {
                 if run > sqpoll::SHARED_ROUND_SQES && sqpoll::long_chain_published(self, run) {
-                    self.stats_chain_split();
+                    self.set_rs_flags(rs_flags::LONG_CHAIN_NOTED);
+                    stats::count_chain_split(self);
                 }
                 run = 0;
             }
@@ -262,16 +257,15 @@ impl io_uring {
     pub fn peek_cqe(&mut self) -> (c_int, *mut io_uring_cqe, u32) {
         let mut err = 0;
         loop {
-            // SAFETY: ktail/khead point into the live CQ ring mapping.
-            let tail = unsafe { load(self.cq.ktail, Ordering::Acquire) };
-            // SAFETY: as above.
-            let head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
+            let tail = self.cq_tail();
+            let head = self.cq_head();
             let available = tail.wrapping_sub(head);
             if available == 0 {
                 return (err, ptr::null_mut(), 0);
             }
             let cqe = self.cqe_at(head);
-            // SAFETY: the CQE at head is published (acquire on tail above).
+            // SAFETY: the CQE at head lies in the live CQ (LiveRing) and is
+            // published (acquire on the tail above): the kernel is done with it.
             let c = unsafe { &*cqe };
             // Padding the kernel posts at the wrap of a mixed-size CQ.
             if c.flags & IORING_CQE_F_SKIP != 0 {
@@ -294,11 +288,11 @@ impl io_uring {
 
     /// liburing's central wait loop: submit and/or wait as `data` says,
     /// entering the kernel only when needed.
-    fn get_cqe_loop(&mut self, cqe_ptr: &mut *mut io_uring_cqe, data: &mut GetData) -> c_int {
+    fn get_cqe_loop(&mut self, cqe_ptr: &mut CqeOut, data: &mut GetData) -> c_int {
         let mut cqe;
         let mut looped = false;
         let mut err = 0;
-        self.stats_observe_cq();
+        stats::observe_cq(self);
         loop {
             let mut need_enter = false;
             let mut flags = 0;
@@ -371,14 +365,14 @@ impl io_uring {
                 err = ret;
             }
         }
-        *cqe_ptr = cqe;
+        cqe_ptr.write(cqe);
         err
     }
 
     /// `__io_uring_get_cqe`.
     pub fn get_cqe(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         submit: u32,
         wait_nr: u32,
         sigmask: *const libc::sigset_t,
@@ -396,41 +390,36 @@ impl io_uring {
 
     /// `io_uring_get_events`: flush overflowed completions and run task work.
     pub fn get_events(&mut self) -> c_int {
-        self.stats_observe_cq();
+        stats::observe_cq(self);
         let flags = IORING_ENTER_GETEVENTS;
         // SAFETY: no argument is passed.
         unsafe { self.enter(0, 0, flags, ptr::null(), NSIG_BYTES) }
     }
 
-    /// Fills `cqes` with up to `count` ready CQEs without consuming them.
+    /// Fills `out` with up to `out.len()` ready CQEs without consuming them.
     #[inline(always)]
-    fn peek_batch_inner(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+    fn peek_batch_inner(&mut self, out: &mut [CqeOut]) -> u32 {
         if self.flags & IORING_SETUP_CQE_MIXED != 0 {
-            return self.peek_batch_mixed(cqes, count);
+            return self.peek_batch_mixed(out);
         }
-        let n = self.cq_ready().min(count) as usize;
-        // SAFETY: khead points into the live CQ ring mapping.
-        let first = unsafe { load(self.cq.khead, Ordering::Relaxed) } & self.cq.ring_mask;
+        let n = (self.cq_ready() as usize).min(out.len());
+        let first = self.cq_head() & self.cq.ring_mask;
         // The ready CQEs run from the head to the end of the ring and go on
         // at its start (n is at most the ring size): two runs of evenly
         // spaced slots, so each pointer is the previous one plus a stride
         // (a store and an add) instead of a masked, shifted ring position.
         let stride = 1usize << self.cqe_shift();
         let before_wrap = n.min((self.cq.ring_mask - first) as usize + 1);
-        let runs = [
-            (
-                0,
-                before_wrap,
-                self.cq.cqes.wrapping_add(first as usize * stride),
-            ),
-            (before_wrap, n, self.cq.cqes),
-        ];
-        for (from, to, mut cqe) in runs {
-            for i in from..to {
-                // SAFETY: the caller provides room for `count` >= n pointers.
-                unsafe { *cqes.add(i) = cqe };
-                cqe = cqe.wrapping_add(stride);
-            }
+        let (to_end, from_start) = out[..n].split_at_mut(before_wrap);
+        let mut cqe = self.cq.cqes.wrapping_add(first as usize * stride);
+        for slot in to_end {
+            slot.write(cqe);
+            cqe = cqe.wrapping_add(stride);
+        }
+        let mut cqe = self.cq.cqes;
+        for slot in from_start {
+            slot.write(cqe);
+            cqe = cqe.wrapping_add(stride);
         }
         n as u32
     }
@@ -439,15 +428,15 @@ impl io_uring {
     /// or two slots and the kernel pads the wrap with skip entries: returns
     /// real CQEs only, consuming a skip entry at the head, and stops before
     /// one further on (it can only be consumed once it is at the head).
-    fn peek_batch_mixed(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
+    fn peek_batch_mixed(&mut self, out: &mut [CqeOut]) -> u32 {
         let ready = self.cq_ready();
-        // SAFETY: khead points into the live CQ ring mapping.
-        let mut head = unsafe { load(self.cq.khead, Ordering::Relaxed) };
+        let mut head = self.cq_head();
         let last = head.wrapping_add(ready);
         let mut n = 0;
-        while head != last && n < count {
+        while head != last && n < out.len() {
             let cqe = self.cqe_at(head);
-            // SAFETY: entries in [head, tail) are published (acquire in cq_ready).
+            // SAFETY: the CQE lies in the live CQ (LiveRing); entries in
+            // [head, tail) are published (acquire in cq_ready).
             let c = unsafe { &*cqe };
             if c.flags & IORING_CQE_F_SKIP != 0 {
                 if n != 0 {
@@ -458,22 +447,21 @@ impl io_uring {
                 continue;
             }
             head = head.wrapping_add(cqe_slots(c));
-            // SAFETY: the caller provides room for `count` pointers.
-            unsafe { *cqes.add(n as usize) = cqe };
+            out[n].write(cqe);
             n += 1;
         }
-        n
+        n as u32
     }
 
-    /// `io_uring_peek_batch_cqe`.
-    pub fn peek_batch_cqe(&mut self, cqes: *mut *mut io_uring_cqe, count: u32) -> u32 {
-        self.stats_observe_cq();
-        let n = self.peek_batch_inner(cqes, count);
-        if n != 0 || count == 0 || !self.cq_needs_flush() {
+    /// `io_uring_peek_batch_cqe`: up to `out.len()` CQEs.
+    pub fn peek_batch_cqe(&mut self, out: &mut [CqeOut]) -> u32 {
+        stats::observe_cq(self);
+        let n = self.peek_batch_inner(out);
+        if n != 0 || out.is_empty() || !self.cq_needs_flush() {
             return n;
         }
         self.get_events();
-        self.peek_batch_inner(cqes, count)
+        self.peek_batch_inner(out)
     }
 
     /// Queues an internal timeout SQE so a wait returns after `ts` on kernels
@@ -506,7 +494,7 @@ impl io_uring {
     /// Waits with an EXT_ARG timeout (and optional minimum wait).
     fn wait_cqes_ext(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         submit: u32,
         wait_nr: u32,
         ts: *const __kernel_timespec,
@@ -533,7 +521,7 @@ impl io_uring {
     /// `io_uring_wait_cqes`.
     pub fn wait_cqes(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         ts: *const __kernel_timespec,
         sigmask: *const libc::sigset_t,
@@ -555,7 +543,7 @@ impl io_uring {
     /// on kernels without IORING_FEAT_MIN_TIMEOUT.
     pub fn wait_cqes_min(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         ts: *const __kernel_timespec,
         min_wait_usec: u32,
@@ -571,7 +559,7 @@ impl io_uring {
     /// IORING_FEAT_MIN_TIMEOUT.
     pub fn submit_and_wait_min_timeout(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         ts: *const __kernel_timespec,
         min_wait_usec: u32,
@@ -586,7 +574,7 @@ impl io_uring {
     /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).
     pub fn submit_and_wait_timeout(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         ts: *const __kernel_timespec,
         min_wait_usec: u32,
@@ -619,7 +607,7 @@ impl io_uring {
         }
         let submitted = self.flush_sq_with::<EXT>();
         if EXT {
-            self.stats_observe_cq();
+            stats::observe_cq(self);
         }
         let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
         let mut flags = 0;
@@ -680,21 +668,22 @@ impl io_uring {
     }
 
     /// `rsuring_wait_batch_cqe`: at most one io_uring_enter, waiting until
-    /// `min` CQEs are ready or `ts` passes, then up to `max` CQE pointers
-    /// in `cqes`, head untouched (the caller advances once for the batch).
+    /// `min` CQEs are ready or `ts` passes, then up to `out.len()` CQE
+    /// pointers in `out`, head untouched (the caller advances once for the
+    /// batch).
     /// Returns the count; `-ETIME` (or `-EINTR`, ...) only when none is ready.
     pub fn wait_batch_cqe(
         &mut self,
-        cqes: *mut *mut io_uring_cqe,
-        max: u32,
+        out: &mut [CqeOut],
         min: u32,
         ts: *const __kernel_timespec,
     ) -> c_int {
-        if max == 0 || min > max || max > i32::MAX as u32 {
+        let max = out.len();
+        if max == 0 || min as usize > max || max > i32::MAX as usize {
             return -libc::EINVAL;
         }
-        self.stats_observe_cq();
-        let n = self.peek_batch_inner(cqes, max);
+        stats::observe_cq(self);
+        let n = self.peek_batch_inner(out);
         // With DEFER_TASKRUN, completions only reach the CQ when the owner
         // enters; without TASKRUN_FLAG nothing says they are pending, so an
         // empty non-blocking reap enters once to run them.
@@ -730,7 +719,7 @@ impl io_uring {
                 )
             }
         };
-        let n = self.peek_batch_inner(cqes, max);
+        let n = self.peek_batch_inner(out);
         if n == 0 && ret < 0 {
             return ret;
         }
@@ -741,7 +730,7 @@ impl io_uring {
     /// parameters in registered wait region slot `reg_index`.
     pub fn submit_and_wait_reg(
         &mut self,
-        cqe_ptr: &mut *mut io_uring_cqe,
+        cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         reg_index: c_int,
     ) -> c_int {

@@ -417,6 +417,21 @@ pub fn clone_buffers(
     }
 }
 
+/// IORING_REGISTER_RESIZE_RINGS: asks the kernel for the sizes in `p`,
+/// which it fills with the new layout (the remapping is
+/// `crate::lifecycle::resize_rings`).
+pub fn resize_rings(ring: &io_uring, p: &mut io_uring_params) -> c_int {
+    // SAFETY: `p` is a valid params struct for the kernel to fill.
+    unsafe {
+        do_register(
+            ring,
+            sys::IORING_REGISTER_RESIZE_RINGS,
+            ptr::from_mut(p).cast(),
+            1,
+        )
+    }
+}
+
 /// `io_uring_set_iowait`: whether waits on this ring count as iowait.
 pub fn set_iowait(ring: &mut io_uring, enable: bool) -> c_int {
     if ring.features & sys::IORING_FEAT_NO_IOWAIT == 0 {

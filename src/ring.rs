@@ -1,15 +1,27 @@
-//! `struct io_uring` exactly as C code allocates it.
+//! `struct io_uring` exactly as C code allocates it, and [`LiveRing`], the
+//! only way to reach the memory its pointers name.
 //!
 //! The C caller owns the memory; these definitions must stay byte-identical
 //! to liburing's (checked by the const assertions below and by the C layout
 //! test). All ring state lives here: there is no side table on the hot path.
+//!
+//! Where ring methods live: this module has the methods of [`io_uring`]
+//! (geometry, pointer arithmetic that dereferences nothing) and of
+//! [`LiveRing`] (every load and store of a kernel-shared ring word);
+//! `crate::queue` adds the hot paths to [`LiveRing`]. Every other module
+//! offers free functions that take the ring, so each use of a module shows
+//! as an import.
 
 #![allow(non_camel_case_types)]
 
 use core::ffi::{c_int, c_void};
+use core::ptr;
 use core::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 
-use crate::sys::{io_uring_cqe, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_SQE128};
+use crate::sys::{
+    io_uring_cqe, io_uring_params, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_NO_SQARRAY,
+    IORING_SETUP_SQE128,
+};
 
 /// Library-private bits of `io_uring::int_flags` (liburing's meanings).
 pub mod int_flags {
@@ -93,7 +105,7 @@ pub struct io_uring_cq {
     pub ring_entries: u32,
     /// liburing's `unsigned pad[2]`: rsuring keeps its statistics pointer
     /// here (NULL unless statistics are on). Nothing else reads these bytes.
-    pub ext: *mut crate::stats::RingExt,
+    pub ext: *mut StatsSlot,
 }
 
 /// `struct io_uring`.
@@ -145,23 +157,32 @@ pub fn fork_generation() -> u16 {
     FORK_GENERATION.load(Ordering::Relaxed)
 }
 
-/// Reads a kernel-shared ring index with the given ordering.
-///
-/// # Safety
-/// `p` must point into a live ring mapping.
-#[inline(always)]
-pub unsafe fn load(p: *const u32, order: Ordering) -> u32 {
-    // SAFETY: ring indices are naturally aligned u32s inside the mapping,
-    // which outlives the call; the kernel accesses them atomically too.
-    unsafe { AtomicU32::from_ptr(p as *mut u32).load(order) }
+/// What `io_uring_cq::ext` points at: a statistics slot of `crate::stats`
+/// (which casts it back to its own type). Opaque here, so the layout of
+/// the ring does not depend on the statistics.
+#[repr(C)]
+#[derive(Debug)]
+pub struct StatsSlot {
+    _opaque: [u8; 0],
 }
 
-/// Writes a kernel-shared ring index with the given ordering.
+/// Reads a kernel-shared ring word with the given ordering.
 ///
 /// # Safety
 /// `p` must point into a live ring mapping.
 #[inline(always)]
-pub unsafe fn store(p: *mut u32, v: u32, order: Ordering) {
+unsafe fn load(p: *const u32, order: Ordering) -> u32 {
+    // SAFETY: ring words are naturally aligned u32s inside the mapping,
+    // which outlives the call; the kernel accesses them atomically too.
+    unsafe { AtomicU32::from_ptr(p.cast_mut()).load(order) }
+}
+
+/// Writes a kernel-shared ring word with the given ordering.
+///
+/// # Safety
+/// `p` must point into a live ring mapping.
+#[inline(always)]
+unsafe fn store(p: *mut u32, v: u32, order: Ordering) {
     // SAFETY: as for `load`.
     unsafe { AtomicU32::from_ptr(p).store(v, order) }
 }
@@ -192,43 +213,290 @@ impl io_uring {
         (self.flags & IORING_SETUP_CQE32 != 0) as u32
     }
 
-    /// The SQ ring flags the kernel publishes.
-    #[inline(always)]
-    pub fn sq_flags(&self) -> u32 {
-        // SAFETY: kflags points into the live SQ ring mapping.
-        unsafe { load(self.sq.kflags, Ordering::Relaxed) }
-    }
-
-    /// Number of CQEs ready to be reaped (acquire on the kernel's tail, so
-    /// their contents are visible).
-    #[inline(always)]
-    pub fn cq_ready(&self) -> u32 {
-        // SAFETY: ktail and khead point into the live CQ ring mapping.
-        unsafe {
-            load(self.cq.ktail, Ordering::Acquire)
-                .wrapping_sub(load(self.cq.khead, Ordering::Relaxed))
-        }
-    }
-
-    /// Pointer to the CQE at ring position `pos`.
+    /// Pointer to the CQE at ring position `pos` (not dereferenced).
     #[inline(always)]
     pub fn cqe_at(&self, pos: u32) -> *mut io_uring_cqe {
         let idx = ((pos & self.cq.ring_mask) << self.cqe_shift()) as usize;
         self.cq.cqes.wrapping_add(idx)
     }
 
+    /// Pointer to the SQE at ring position `pos` (not dereferenced).
+    #[inline(always)]
+    pub fn sqe_at(&self, pos: u32) -> *mut io_uring_sqe {
+        let idx = ((pos & self.sq.ring_mask) << self.sqe_shift()) as usize;
+        self.sq.sqes.wrapping_add(idx)
+    }
+}
+
+/// Points the SQ and CQ word pointers of a ring at the places the kernel's
+/// offsets name, and reads the ring geometry (masks, entries) from there.
+///
+/// # Safety
+/// `sq.ring_ptr` / `cq.ring_ptr` must be live mappings laid out as `p` says.
+pub unsafe fn point_at_kernel_words(
+    p: &io_uring_params,
+    sq: &mut io_uring_sq,
+    cq: &mut io_uring_cq,
+) {
+    let s = sq.ring_ptr.cast::<u8>();
+    let c = cq.ring_ptr.cast::<u8>();
+    // SAFETY: the kernel's offsets lie inside the mappings (forwarded contract).
+    unsafe {
+        sq.khead = s.add(p.sq_off.head as usize).cast();
+        sq.ktail = s.add(p.sq_off.tail as usize).cast();
+        sq.kring_mask = s.add(p.sq_off.ring_mask as usize).cast();
+        sq.kring_entries = s.add(p.sq_off.ring_entries as usize).cast();
+        sq.kflags = s.add(p.sq_off.flags as usize).cast();
+        sq.kdropped = s.add(p.sq_off.dropped as usize).cast();
+        if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
+            sq.array = s.add(p.sq_off.array as usize).cast();
+        }
+        cq.khead = c.add(p.cq_off.head as usize).cast();
+        cq.ktail = c.add(p.cq_off.tail as usize).cast();
+        cq.kring_mask = c.add(p.cq_off.ring_mask as usize).cast();
+        cq.kring_entries = c.add(p.cq_off.ring_entries as usize).cast();
+        cq.koverflow = c.add(p.cq_off.overflow as usize).cast();
+        cq.cqes = c.add(p.cq_off.cqes as usize).cast();
+        if p.cq_off.flags != 0 {
+            cq.kflags = c.add(p.cq_off.flags as usize).cast();
+        }
+        sq.ring_mask = load(sq.kring_mask, Ordering::Relaxed);
+        sq.ring_entries = load(sq.kring_entries, Ordering::Relaxed);
+        cq.ring_mask = load(cq.kring_mask, Ordering::Relaxed);
+        cq.ring_entries = load(cq.kring_entries, Ordering::Relaxed);
+    }
+}
+
+/// Fills the kernel's SQ index array with the identity (slot i holds SQE
+/// i), so submitting only has to move the tail.
+///
+/// # Safety
+/// `sq.array` must be the kernel's array of `sq.ring_entries` slots in a
+/// live SQ ring mapping.
+pub unsafe fn fill_sq_array(sq: &io_uring_sq) {
+    for i in 0..sq.ring_entries {
+        // SAFETY: slot i < ring_entries lies in the array (forwarded contract).
+        unsafe { store(sq.array.add(i as usize), i, Ordering::Relaxed) };
+    }
+}
+
+/// A ring whose mappings are live: every pointer in it is one this
+/// library's mapper set (the kernel's words, SQEs and CQEs of this ring)
+/// and still mapped, and `cq.ext` is NULL or a statistics slot.
+///
+/// Only [`LiveRing::from_mut`] makes one, an `unsafe` promise that the FFI
+/// layer's checks (and the lifecycle, right after the mapper succeeded)
+/// make. With that promise kept, every method here is safe to call: this
+/// type carries every access to the kernel-shared ring words, and no other
+/// module loads or stores them. Through `Deref` the fields read as those of
+/// an [`io_uring`]; none of them can be written through a `LiveRing`
+/// except by the setters below, which change no pointer, or by the
+/// `unsafe` [`LiveRing::fields_mut`].
+#[repr(transparent)]
+#[derive(Debug)]
+pub struct LiveRing(io_uring);
+
+impl core::ops::Deref for LiveRing {
+    type Target = io_uring;
+    #[inline(always)]
+    fn deref(&self) -> &io_uring {
+        &self.0
+    }
+}
+
+impl LiveRing {
+    /// The live view of `ring`, or None when it is not set up (zeroed or
+    /// exited).
+    ///
+    /// # Safety
+    /// A ring with non-null pointers must have been set up by this
+    /// library's mapper and not exited or altered since (the contract of
+    /// every exported function that takes a ring).
+    #[inline(always)]
+    pub unsafe fn from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
+        if !ring.is_live() {
+            return None;
+        }
+        // SAFETY: LiveRing is a transparent wrapper of io_uring; the
+        // invariant is the caller's promise.
+        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
+    }
+
+    /// The plain struct, for code that moves or replaces the mappings.
+    ///
+    /// # Safety
+    /// When the borrow ends the ring must again satisfy the type's
+    /// invariant (or not be used as a `LiveRing` again).
+    #[inline(always)]
+    pub unsafe fn fields_mut(&mut self) -> &mut io_uring {
+        &mut self.0
+    }
+
+    /// The SQ head the kernel has consumed up to.
+    #[inline(always)]
+    pub fn sq_head(&self, order: Ordering) -> u32 {
+        // SAFETY: khead is a word of the live SQ ring mapping (invariant).
+        unsafe { load(self.0.sq.khead, order) }
+    }
+
+    /// The SQ tail published so far (only the application writes it).
+    #[inline(always)]
+    pub fn sq_tail(&self) -> u32 {
+        // SAFETY: as for `sq_head`.
+        unsafe { load(self.0.sq.ktail, Ordering::Relaxed) }
+    }
+
+    /// Publishes SQEs up to `tail` (release: their contents must be
+    /// visible to the kernel before the tail is).
+    #[inline(always)]
+    pub fn publish_sq_tail(&self, tail: u32) {
+        // SAFETY: as for `sq_head`.
+        unsafe { store(self.0.sq.ktail, tail, Ordering::Release) }
+    }
+
+    /// The SQ ring flags the kernel publishes.
+    #[inline(always)]
+    pub fn sq_flags(&self) -> u32 {
+        // SAFETY: as for `sq_head`.
+        unsafe { load(self.0.sq.kflags, Ordering::Relaxed) }
+    }
+
+    /// The CQ head (only the application writes it).
+    #[inline(always)]
+    pub fn cq_head(&self) -> u32 {
+        // SAFETY: khead is a word of the live CQ ring mapping (invariant).
+        unsafe { load(self.0.cq.khead, Ordering::Relaxed) }
+    }
+
+    /// The CQ tail, with acquire: the CQEs before it are visible.
+    #[inline(always)]
+    pub fn cq_tail(&self) -> u32 {
+        // SAFETY: as for `cq_head`.
+        unsafe { load(self.0.cq.ktail, Ordering::Acquire) }
+    }
+
+    /// Number of CQEs ready to be reaped (acquire on the kernel's tail, so
+    /// their contents are visible).
+    #[inline(always)]
+    pub fn cq_ready(&self) -> u32 {
+        self.cq_tail().wrapping_sub(self.cq_head())
+    }
+
     /// Marks `nr` CQEs as consumed (release, so the kernel sees us done
     /// reading them before it reuses the slots).
     #[inline(always)]
-    pub fn cq_advance(&mut self, nr: u32) {
+    pub fn cq_advance(&self, nr: u32) {
         if nr != 0 {
-            // SAFETY: khead points into the live CQ ring mapping; only the
-            // application writes it.
-            unsafe {
-                let head = load(self.cq.khead, Ordering::Relaxed);
-                store(self.cq.khead, head.wrapping_add(nr), Ordering::Release);
-            }
+            let head = self.cq_head();
+            // SAFETY: as for `cq_head`; only the application writes it.
+            unsafe { store(self.0.cq.khead, head.wrapping_add(nr), Ordering::Release) };
         }
+    }
+
+    /// The `flags` byte of the SQE at ring position `pos`, which the
+    /// application filled and is submitting.
+    #[inline(always)]
+    pub fn sqe_flags(&self, pos: u32) -> u8 {
+        // SAFETY: the position is masked into the live SQE array
+        // (invariant); the kernel only reads SQEs.
+        unsafe { (*self.sqe_at(pos)).flags }
+    }
+
+    /// The SQ words a transparent SQPOLL ring's enters watch.
+    #[inline(always)]
+    pub fn sq_words(&self) -> SqWords {
+        SqWords {
+            khead: self.0.sq.khead,
+            ktail: self.0.sq.ktail,
+            kflags: self.0.sq.kflags,
+        }
+    }
+
+    /// Sets where the SQEs submitted so far end (`sq.sqe_head`).
+    #[inline(always)]
+    pub fn set_sqe_head(&mut self, head: u32) {
+        self.0.sq.sqe_head = head;
+    }
+
+    /// Sets the next SQE to hand out (`sq.sqe_tail`).
+    #[inline(always)]
+    pub fn set_sqe_tail(&mut self, tail: u32) {
+        self.0.sq.sqe_tail = tail;
+    }
+
+    /// Sets bits of [`io_uring::rs_flags`].
+    #[inline(always)]
+    pub fn set_rs_flags(&mut self, bits: u8) {
+        self.0.rs_flags |= bits;
+    }
+
+    /// Clears bits of [`io_uring::rs_flags`].
+    #[inline(always)]
+    pub fn clear_rs_flags(&mut self, bits: u8) {
+        self.0.rs_flags &= !bits;
+    }
+
+    /// Sets the statistics slot (`cq.ext`).
+    ///
+    /// # Safety
+    /// `ext` must be NULL or a slot of `crate::stats` that stays mapped for
+    /// the life of the process.
+    #[inline(always)]
+    pub unsafe fn set_stats_slot(&mut self, ext: *mut StatsSlot) {
+        self.0.cq.ext = ext;
+    }
+}
+
+/// Copies of the SQ word pointers of a live ring, for the enters of a
+/// transparent SQPOLL ring, which may find the ring by fd (see
+/// `crate::transparent`) rather than through a [`LiveRing`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SqWords {
+    khead: *const u32,
+    ktail: *const u32,
+    kflags: *const u32,
+}
+
+// SAFETY: the pointers are only dereferenced by the unsafe methods, whose
+// callers vouch that the ring is still mapped; the words are atomics that
+// any thread may read.
+unsafe impl Send for SqWords {}
+
+impl SqWords {
+    /// The kernel's SQ head, with acquire.
+    ///
+    /// # Safety
+    /// The ring these words come from must still be mapped.
+    #[inline(always)]
+    pub unsafe fn head(&self) -> u32 {
+        // SAFETY: forwarded contract.
+        unsafe { load(self.khead, Ordering::Acquire) }
+    }
+
+    /// The published SQ tail, with acquire.
+    ///
+    /// # Safety
+    /// As for [`Self::head`].
+    #[inline(always)]
+    pub unsafe fn tail(&self) -> u32 {
+        // SAFETY: forwarded contract.
+        unsafe { load(self.ktail, Ordering::Acquire) }
+    }
+
+    /// The SQ ring flags.
+    ///
+    /// # Safety
+    /// As for [`Self::head`].
+    #[inline(always)]
+    pub unsafe fn flags(&self) -> u32 {
+        // SAFETY: forwarded contract.
+        unsafe { load(self.kflags, Ordering::Relaxed) }
+    }
+
+    /// Whether these are the words of `ring` (compares addresses only).
+    #[inline]
+    pub fn of_ring(&self, ring: &io_uring) -> bool {
+        self.khead == ring.sq.khead.cast_const()
     }
 }
 

@@ -7,7 +7,7 @@ use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::OnceLock;
 
-use crate::ring::{int_flags, io_uring, io_uring_cq, io_uring_sq};
+use crate::ring::{self, int_flags, io_uring, io_uring_cq, io_uring_sq};
 use crate::sys::{self, io_uring_cqe, io_uring_params, io_uring_sqe};
 use crate::sys::{
     IORING_FEAT_NATIVE_WORKERS, IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES,
@@ -98,40 +98,6 @@ unsafe fn unmap_rings(sq: &io_uring_sq, cq: &io_uring_cq) {
     }
 }
 
-/// Fills the SQ/CQ pointers from the offsets the kernel returned.
-///
-/// # Safety
-/// `sq.ring_ptr` / `cq.ring_ptr` must be live mappings laid out as `p` says.
-unsafe fn set_ring_pointers(p: &io_uring_params, sq: &mut io_uring_sq, cq: &mut io_uring_cq) {
-    let s = sq.ring_ptr as *mut u8;
-    let c = cq.ring_ptr as *mut u8;
-    // SAFETY: the kernel's offsets lie inside the mappings (forwarded contract).
-    unsafe {
-        sq.khead = s.add(p.sq_off.head as usize).cast();
-        sq.ktail = s.add(p.sq_off.tail as usize).cast();
-        sq.kring_mask = s.add(p.sq_off.ring_mask as usize).cast();
-        sq.kring_entries = s.add(p.sq_off.ring_entries as usize).cast();
-        sq.kflags = s.add(p.sq_off.flags as usize).cast();
-        sq.kdropped = s.add(p.sq_off.dropped as usize).cast();
-        if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
-            sq.array = s.add(p.sq_off.array as usize).cast();
-        }
-        cq.khead = c.add(p.cq_off.head as usize).cast();
-        cq.ktail = c.add(p.cq_off.tail as usize).cast();
-        cq.kring_mask = c.add(p.cq_off.ring_mask as usize).cast();
-        cq.kring_entries = c.add(p.cq_off.ring_entries as usize).cast();
-        cq.koverflow = c.add(p.cq_off.overflow as usize).cast();
-        cq.cqes = c.add(p.cq_off.cqes as usize).cast();
-        if p.cq_off.flags != 0 {
-            cq.kflags = c.add(p.cq_off.flags as usize).cast();
-        }
-        sq.ring_mask = *sq.kring_mask;
-        sq.ring_entries = *sq.kring_entries;
-        cq.ring_mask = *cq.kring_mask;
-        cq.ring_entries = *cq.kring_entries;
-    }
-}
-
 /// Whether every ring field the params point at lies inside the mappings
 /// (the kernel's own params always do; io_uring_queue_mmap takes them from
 /// the application).
@@ -216,7 +182,7 @@ unsafe fn map_rings(
         }
     }
     // SAFETY: both regions are mapped as `p` describes.
-    unsafe { set_ring_pointers(p, sq, cq) };
+    unsafe { ring::point_at_kernel_words(p, sq, cq) };
     0
 }
 
@@ -431,15 +397,12 @@ unsafe fn init_once(
         }
     } else {
         // SAFETY: the kernel laid the rings out in our memory per `p`.
-        unsafe { set_ring_pointers(p, &mut ring.sq, &mut ring.cq) };
+        unsafe { ring::point_at_kernel_words(p, &mut ring.sq, &mut ring.cq) };
     }
 
     if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
-        // Slot i always holds SQE i, so submission only has to move the tail.
-        for i in 0..ring.sq.ring_entries {
-            // SAFETY: the array has ring_entries slots in the SQ ring mapping.
-            unsafe { *ring.sq.array.add(i as usize) = i };
-        }
+        // SAFETY: the kernel's array, ring_entries slots in the SQ mapping.
+        unsafe { ring::fill_sq_array(&ring.sq) };
     }
     ring.features = p.features;
     ring.flags = p.flags;
@@ -503,7 +466,7 @@ pub unsafe fn release_memory(ring: &mut io_uring) {
 }
 
 /// `io_uring_ring_dontfork`: keep the ring mappings out of fork()ed children.
-pub fn ring_dontfork(ring: &mut io_uring) -> c_int {
+pub fn ring_dontfork(ring: &io_uring) -> c_int {
     if ring.sq.ring_ptr.is_null() || ring.sq.sqes.is_null() || ring.cq.ring_ptr.is_null() {
         return -libc::EINVAL;
     }
@@ -581,7 +544,12 @@ fn resized_layout(ring: &io_uring, reply: &io_uring_params) -> io_uring_params {
 /// Maps the rings again after a successful IORING_REGISTER_RESIZE_RINGS
 /// (`reply` is what the kernel wrote back) and carries the library's state
 /// over: the SQE indices and the side data kept in liburing's padding.
-pub fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
+/// (The statistics and poller registries follow in `crate::lifecycle`.)
+///
+/// # Safety
+/// `ring` must be a live ring this library mapped; on success its old
+/// mappings are gone.
+pub unsafe fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
     let layout = resized_layout(ring, reply);
     let mut fresh = io_uring::zeroed();
     // SAFETY: `layout` describes the resized rings of this ring's fd.
@@ -601,12 +569,9 @@ pub fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_int {
     let private_array = !ring.sq.array.is_null();
     ring.sq = fresh.sq;
     ring.cq = fresh.cq;
-    ring.stats_ring_moved();
     if ring.flags & IORING_SETUP_NO_SQARRAY == 0 {
-        for i in 0..ring.sq.ring_entries {
-            // SAFETY: the new array has ring_entries slots.
-            unsafe { *ring.sq.array.add(i as usize) = i };
-        }
+        // SAFETY: the new kernel array, ring_entries slots in the new mapping.
+        unsafe { ring::fill_sq_array(&ring.sq) };
     } else if private_array {
         // NO_SQARRAY added by the library: still the private array.
         ring.sq.array = private_sq_array(ring.sq.ring_entries);

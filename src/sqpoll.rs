@@ -23,12 +23,9 @@ use core::ffi::{c_int, c_void};
 use std::sync::{Once, OnceLock};
 
 use crate::lock::ForkSafeLock;
-use crate::ring::{fork_generation, io_uring, rs_flags};
+use crate::ring::{io_uring, rs_flags};
 use crate::setup;
-use crate::sys::{
-    io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
-};
-use crate::transparent::{self, Refusal};
+use crate::sys::{io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQ_AFF};
 
 /// Library-level setup flag (never passed to the kernel): join the shared
 /// poller of the ring's CPU. Requires IORING_SETUP_SQPOLL.
@@ -262,103 +259,15 @@ fn anchors(group: &Group, member: Member) -> bool {
     }
 }
 
-/// Creates a ring, applying the shared-poller policy: the SQPOLL_PERCPU
-/// flag, the environment, and CPU placement. Everything else is
-/// [`setup::map_new_ring`].
-///
-/// # Safety
-/// As for [`setup::map_new_ring`].
-pub unsafe fn init(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    // The policy's decisions (flags it adds or strips, placement, idle
-    // time, attachment) belong to this ring only: applications commonly
-    // reuse one params struct for several rings, so the fields they filled
-    // in are given back as they were. The kernel's outputs stay.
-    let input = (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd);
-    // SAFETY: forwarded contract.
-    let ret = unsafe { init_policy(entries, ring, p, buf, buf_size) };
-    (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd) = input;
-    ret
-}
-
-/// [`init`] without giving the caller's fields back.
-///
-/// # Safety
-/// As for [`setup::map_new_ring`].
-unsafe fn init_policy(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    let cfg = config();
-    let asked = p.flags & IORING_SETUP_SQPOLL_PERCPU != 0;
-    p.flags &= !IORING_SETUP_SQPOLL_PERCPU;
-    if asked && p.flags & IORING_SETUP_SQPOLL == 0 {
-        *ring = io_uring::zeroed();
-        return -libc::EINVAL;
-    }
-    let requested = *p;
-    let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
-    // For a transparent ring: the CPUs its poller may use.
-    let spare = if cfg.transparent {
-        transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
-    } else {
-        None
-    };
-    let transparent = spare.is_some();
-    if transparent {
-        p.flags |= IORING_SETUP_SQPOLL;
-        shared = true;
-    }
-    if p.flags & IORING_SETUP_SQPOLL != 0 && p.sq_thread_idle == 0 {
-        if let Some(ms) = cfg.idle_ms {
-            p.sq_thread_idle = ms;
-        }
-    }
-    // An application that attaches rings itself keeps full control.
-    let ret = if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
-        // SAFETY: forwarded contract.
-        unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) }
-    } else {
-        let placement = spare.as_deref().or(cfg.cpus.as_deref());
-        // SAFETY: forwarded contract.
-        unsafe { init_shared(placement, entries, ring, p, buf, buf_size) }
-    };
-    if !transparent {
-        return ret;
-    }
-    if ret < 0 {
-        // The kernel refuses SQPOLL with some setups: give the application
-        // the ring it asked for.
-        transparent::refuse(Refusal::Kernel);
-        *p = requested;
-        // SAFETY: forwarded contract.
-        return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
-    }
-    // The application sees the plain ring it asked for (with what setup
-    // adds to every ring, NO_SQARRAY); the poller is rsuring's business
-    // (see crate::transparent).
-    ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
-    ring.fork_gen = fork_generation();
-    ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
-    transparent::track(ring);
-    ret
-}
-
 /// Creates an SQPOLL ring in the poller group of its CPU, attaching it to a
 /// live member's SQ thread when the group has one. Rings without SQ_AFF go
-/// to the least-loaded CPU of `placement`, or to the unbound group.
+/// to the least-loaded CPU of `placement`, or to the unbound group. (When
+/// a ring shares a poller at all is the policy's choice, in
+/// `crate::lifecycle`.)
 ///
 /// # Safety
 /// As for [`setup::map_new_ring`].
-unsafe fn init_shared(
+pub unsafe fn map_shared_ring(
     placement: Option<&[u32]>,
     entries: u32,
     ring: &mut io_uring,
@@ -492,15 +401,16 @@ pub fn group_of(ring: &io_uring) -> Option<GroupInfo> {
 pub const SHARED_ROUND_SQES: u32 = 8;
 
 /// A link chain of `len` SQEs was published on a ring that shares its
-/// poller. Counts it when the poller serves other rings too (only then
-/// does the kernel cap each round) and notes it once per process.
+/// poller. Whether the kernel will split it: true when the poller serves
+/// other rings too (only then does it cap each round); noted once per
+/// process. The caller counts it and marks the ring
+/// (`rs_flags::LONG_CHAIN_NOTED`).
 #[cold]
-pub fn long_chain_published(ring: &mut io_uring, len: u32) -> bool {
+pub fn long_chain_published(ring: &io_uring, len: u32) -> bool {
     if !group_of(ring).is_some_and(|g| g.members > 1) {
         return false;
     }
     static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
-    ring.rs_flags |= rs_flags::LONG_CHAIN_NOTED;
     if !NOTED.swap(true, core::sync::atomic::Ordering::Relaxed) {
         // Documented diagnostic of the shared-poller extensions, once per
         // process (the statistics count every such chain).

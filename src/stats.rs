@@ -48,17 +48,17 @@ pub mod region;
 pub mod slot;
 
 use core::ffi::c_int;
+use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::OnceLock;
+use std::sync::{Once, OnceLock};
 
-use crate::ring::{io_uring, load, rs_flags};
+use crate::ring::{io_uring, rs_flags, LiveRing, StatsSlot};
 use crate::sys::{
     IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_SETUP_SQPOLL,
     IORING_SETUP_SQ_AFF,
 };
 use format::End;
-pub use slot::RingExt;
-use slot::{Counters, RingInfo, Sqpoll};
+use slot::{Counters, RingExt, RingInfo, Sqpoll};
 
 /// `struct rsuring_stats` (C layout; see include/rsuring.h).
 #[repr(C)]
@@ -181,17 +181,31 @@ impl EnterReason {
     }
 }
 
+/// The shared poller a ring belongs to, as the caller found it in the
+/// poller registry (`crate::sqpoll`, above this module, which therefore
+/// passes it in).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedPoller {
+    /// The poller's CPU, or None when unbound.
+    pub cpu: Option<u32>,
+    /// Live rings sharing the poller, this one included.
+    pub rings: u32,
+}
+
+impl SharedPoller {
+    /// The CPU as the statistics page stores it (-1: unbound).
+    fn cpu_word(&self) -> i32 {
+        self.cpu.map_or(-1, |c| c as i32)
+    }
+}
+
 /// The poll thread of a ring: (kind, CPU or -1, rings it serves).
-fn poller_of(ring: &io_uring) -> (Sqpoll, i32, u32) {
+fn poller_of(ring: &io_uring, shared: Option<SharedPoller>) -> (Sqpoll, i32, u32) {
     if ring.flags & IORING_SETUP_SQPOLL == 0 {
         return (Sqpoll::No, -1, 0);
     }
-    if let Some(g) = crate::sqpoll::group_of(ring) {
-        return (
-            Sqpoll::Shared,
-            g.cpu.map_or(-1, |c| c as i32),
-            g.members as u32,
-        );
+    if let Some(g) = shared {
+        return (Sqpoll::Shared, g.cpu_word(), g.rings);
     }
     let cpu = if ring.flags & IORING_SETUP_SQ_AFF != 0 {
         procfs::fdinfo(std::process::id(), ring.ring_fd)
@@ -239,7 +253,7 @@ fn worth_reporting(slot: &RingExt, local: &region::Local) -> bool {
 }
 
 /// atexit handler: reports the rings still alive.
-pub extern "C" fn at_process_exit() {
+extern "C" fn at_process_exit() {
     let _errno = KeepErrno::new();
     let Some(mut reg) = region::lock_within(std::time::Duration::from_secs(1)) else {
         return;
@@ -256,169 +270,174 @@ pub extern "C" fn at_process_exit() {
     reg.unpublish();
 }
 
-impl io_uring {
-    /// The statistics slot, when statistics are on.
-    #[inline(always)]
-    fn ext(&self) -> Option<&RingExt> {
-        // SAFETY: `ext` is null or a slot of the statistics region, which
-        // stays mapped for the life of the process.
-        unsafe { self.cq.ext.as_ref() }
-    }
+/// The statistics slot of `ring`, when statistics are on.
+#[inline(always)]
+fn slot_of(ring: &LiveRing) -> Option<&'static RingExt> {
+    // SAFETY: `ext` is NULL or was set by `enable` to a slot of the
+    // statistics region, which stays mapped for the life of the process
+    // (LiveRing's invariant: nothing else writes it).
+    unsafe { ring.cq.ext.cast::<RingExt>().as_ref() }
+}
 
-    /// Turns statistics on for this ring (idempotent). 0, or `-ENOMEM` when
-    /// the process has no free slot (reported once on stderr under
-    /// `RSURING_STATS`).
-    pub fn enable_stats(&mut self) -> c_int {
-        if !self.cq.ext.is_null() {
-            return 0;
-        }
-        let _errno = KeepErrno::new();
-        let (sqpoll, poller_cpu, poller_rings) = poller_of(self);
-        let info = RingInfo {
-            ring_fd: self.ring_fd,
-            setup_flags: self.flags,
-            sq_entries: self.sq.ring_entries,
-            cq_entries: self.cq.ring_entries,
-            sqpoll: sqpoll as u32,
-            poller_cpu,
-            poller_rings,
-        };
-        let mut reg = region::lock();
-        // SAFETY: khead points into the live CQ ring mapping.
-        let head = unsafe { load(self.cq.khead, Relaxed) };
-        let Some(slot) = reg.claim(&info, self.cq.khead, head) else {
-            static WARNED: AtomicBool = AtomicBool::new(false);
-            if enabled_by_env() && !WARNED.swap(true, Relaxed) {
-                crate::env::warn(&format!(
-                    "statistics are limited to {} rings at a time; further rings have none",
-                    slot::CAPACITY
-                ));
-            }
-            return -libc::ENOMEM;
-        };
-        if sqpoll == Sqpoll::Shared {
-            reg.set_group_rings(poller_cpu, poller_rings);
-        }
-        self.cq.ext = (slot as *const RingExt).cast_mut();
-        self.rs_flags |= rs_flags::STATS;
-        0
+/// Turns statistics on for `ring` (idempotent); `shared` is its poller
+/// group, if any. 0, or `-ENOMEM` when the process has no free slot
+/// (reported once on stderr under `RSURING_STATS`).
+pub fn enable(ring: &mut LiveRing, shared: Option<SharedPoller>) -> c_int {
+    if !ring.cq.ext.is_null() {
+        return 0;
     }
+    let _errno = KeepErrno::new();
+    let (sqpoll, poller_cpu, poller_rings) = poller_of(ring, shared);
+    let info = RingInfo {
+        ring_fd: ring.ring_fd,
+        setup_flags: ring.flags,
+        sq_entries: ring.sq.ring_entries,
+        cq_entries: ring.cq.ring_entries,
+        sqpoll: sqpoll as u32,
+        poller_cpu,
+        poller_rings,
+    };
+    let mut reg = region::lock();
+    let Some(slot) = reg.claim(&info, ring.cq.khead, ring.cq_head()) else {
+        static WARNED: AtomicBool = AtomicBool::new(false);
+        if enabled_by_env() && !WARNED.swap(true, Relaxed) {
+            crate::env::warn(&format!(
+                "statistics are limited to {} rings at a time; further rings have none",
+                slot::CAPACITY
+            ));
+        }
+        return -libc::ENOMEM;
+    };
+    if sqpoll == Sqpoll::Shared {
+        reg.set_group_rings(poller_cpu, poller_rings);
+    }
+    drop(reg);
+    report_at_process_exit();
+    // SAFETY: a slot of the region, mapped for the life of the process.
+    unsafe { ring.set_stats_slot(ptr::from_ref(slot).cast_mut().cast::<StatsSlot>()) };
+    ring.set_rs_flags(rs_flags::STATS);
+    0
+}
 
-    /// Folds any CQ head movement since the last look into the counters.
-    #[inline(always)]
-    pub fn stats_observe_cq(&self) {
-        if self.rs_flags & rs_flags::STATS == 0 {
-            return;
-        }
-        if let Some(ext) = self.ext() {
-            // SAFETY: khead points into the live CQ ring mapping.
-            ext.observe_head(unsafe { load(self.cq.khead, Relaxed) });
-        }
-    }
+/// Installs [`at_process_exit`] (once per process; a forked child inherits
+/// it, as it inherits the rings).
+fn report_at_process_exit() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: a plain function valid for the whole process (the library
+        // is never unloaded while a ring lives).
+        unsafe { libc::atexit(at_process_exit) };
+    });
+}
 
-    /// Counts one io_uring_enter and the SQEs it consumed. (On SQPOLL rings
-    /// the kernel reports `to_submit` back, whoever consumes the SQEs, so
-    /// those count when they are published: [`Self::stats_published`].)
-    #[inline(always)]
-    pub fn stats_enter(&self, flags: u32, ret: i32) {
-        let Some(ext) = self.ext() else { return };
-        let s = &ext.submit;
-        match EnterReason::of(flags) {
-            EnterReason::Wait => {
-                ext.reap.enters_wait.fetch_add(1, Relaxed);
-            }
-            EnterReason::Submit => slot::bump(&s.enters_submit, 1),
-            EnterReason::SqWait => slot::bump(&s.enters_sqwait, 1),
-            EnterReason::Wakeup => slot::bump(&s.wakeups, 1),
-        }
-        // Only an enter that submits returns a positive count: the
-        // submitting thread's.
-        if ret > 0 && self.flags & IORING_SETUP_SQPOLL == 0 {
-            slot::bump(&s.sqes, ret as u64);
-        }
+/// Folds any CQ head movement since the last look into the counters.
+#[inline(always)]
+pub fn observe_cq(ring: &LiveRing) {
+    if ring.rs_flags & rs_flags::STATS == 0 {
+        return;
     }
+    if let Some(slot) = slot_of(ring) {
+        slot.observe_head(ring.cq_head());
+    }
+}
 
-    /// Counts SQEs newly published to an SQ poll thread.
-    #[inline(always)]
-    pub fn stats_published(&self, n: u32) {
-        if self.rs_flags & rs_flags::STATS == 0 || self.flags & IORING_SETUP_SQPOLL == 0 {
-            return;
+/// Counts one io_uring_enter and the SQEs it consumed. (On SQPOLL rings
+/// the kernel reports `to_submit` back, whoever consumes the SQEs, so
+/// those count when they are published: [`count_published`].)
+#[inline(always)]
+pub fn count_enter(ring: &LiveRing, flags: u32, ret: i32) {
+    let Some(slot) = slot_of(ring) else { return };
+    let s = &slot.submit;
+    match EnterReason::of(flags) {
+        EnterReason::Wait => {
+            slot.reap.enters_wait.fetch_add(1, Relaxed);
         }
-        if let Some(ext) = self.ext() {
-            slot::bump(&ext.submit.sqes, n as u64);
-        }
+        EnterReason::Submit => slot::bump(&s.enters_submit, 1),
+        EnterReason::SqWait => slot::bump(&s.enters_sqwait, 1),
+        EnterReason::Wakeup => slot::bump(&s.wakeups, 1),
     }
+    // Only an enter that submits returns a positive count: the
+    // submitting thread's.
+    if ret > 0 && ring.flags & IORING_SETUP_SQPOLL == 0 {
+        slot::bump(&s.sqes, ret as u64);
+    }
+}
 
-    /// Counts a link chain that a shared SQ poll thread had to split (the
-    /// poller code calls this where it splits one).
-    #[inline]
-    pub fn stats_chain_split(&self) {
-        if let Some(ext) = self.ext() {
-            slot::bump(&ext.submit.chains_split, 1);
-        }
+/// Counts SQEs newly published to an SQ poll thread.
+#[inline(always)]
+pub fn count_published(ring: &LiveRing, n: u32) {
+    if ring.rs_flags & rs_flags::STATS == 0 || ring.flags & IORING_SETUP_SQPOLL == 0 {
+        return;
     }
+    if let Some(slot) = slot_of(ring) {
+        slot::bump(&slot.submit.sqes, n as u64);
+    }
+}
 
-    /// A snapshot of the counters, or None when statistics are off.
-    pub fn stats(&self) -> Option<rsuring_stats> {
-        self.stats_observe_cq();
-        self.ext().map(|e| e.counters().into())
+/// Counts a link chain that a shared SQ poll thread had to split.
+#[inline]
+pub fn count_chain_split(ring: &LiveRing) {
+    if let Some(slot) = slot_of(ring) {
+        slot::bump(&slot.submit.chains_split, 1);
     }
+}
 
-    /// The ring's statistics line (the exit report's format, without `end`),
-    /// or None when statistics are off.
-    pub fn stats_line(&self) -> Option<String> {
-        self.stats_observe_cq();
-        let ext = self.ext()?;
-        let mut info = ext.info();
-        if let Some(g) = crate::sqpoll::group_of(self) {
-            info.poller_rings = g.members as u32;
-        }
-        let fields = format::ring_fields(std::process::id(), &info, &ext.counters(), None);
-        Some(format::text("rsuring:", &fields))
-    }
+/// A snapshot of the counters, or None when statistics are off.
+pub fn snapshot(ring: &LiveRing) -> Option<rsuring_stats> {
+    observe_cq(ring);
+    slot_of(ring).map(|s| s.counters().into())
+}
 
-    /// Lifecycle hook for io_uring_close_ring_fd: the ring has no fd any
-    /// more (and the number may soon name another file).
-    pub fn stats_fd_closed(&self) {
-        if let Some(ext) = self.ext() {
-            ext.id.ring_fd.store(-1, Relaxed);
-        }
+/// The ring's statistics line (the exit report's format, without `end`),
+/// or None when statistics are off; `shared` is its poller group now.
+pub fn line(ring: &LiveRing, shared: Option<SharedPoller>) -> Option<String> {
+    observe_cq(ring);
+    let slot = slot_of(ring)?;
+    let mut info = slot.info();
+    if let Some(g) = shared {
+        info.poller_rings = g.rings;
     }
+    let fields = format::ring_fields(std::process::id(), &info, &slot.counters(), None);
+    Some(format::text("rsuring:", &fields))
+}
 
-    /// Lifecycle hook for resized rings: the CQ ring moved.
-    pub fn stats_ring_moved(&mut self) {
-        let Some(ext) = self.ext() else { return };
-        let mut reg = region::lock();
-        let idx = reg.index_of(ext);
-        reg.local_mut(idx).khead = self.cq.khead;
-        // SAFETY: khead points into the new, live CQ ring mapping.
-        ext.rebase_head(unsafe { load(self.cq.khead, Relaxed) });
+/// io_uring_close_ring_fd: the ring has no fd any more (and the number may
+/// soon name another file).
+pub fn fd_closed(ring: &LiveRing) {
+    if let Some(slot) = slot_of(ring) {
+        slot.id.ring_fd.store(-1, Relaxed);
     }
+}
 
-    /// Ring exit (before the ring leaves its poller group): reports the
-    /// counters under `RSURING_STATS` and gives the slot back.
-    pub fn release_ext(&mut self) {
-        let Some(ext) = self.ext() else { return };
-        let _errno = KeepErrno::new();
-        self.stats_observe_cq();
-        let group = crate::sqpoll::group_of(self);
-        if let Some(g) = group {
-            ext.id.poller_rings.store(g.members as u32, Relaxed);
-        }
-        let mut reg = region::lock();
-        let idx = reg.index_of(ext);
-        if enabled_by_env() && worth_reporting(ext, reg.local_mut(idx)) {
-            report(ext, End::RingExit);
-        }
-        reg.release(ext);
-        if let Some(g) = group {
-            reg.set_group_rings(
-                g.cpu.map_or(-1, |c| c as i32),
-                (g.members as u32).saturating_sub(1),
-            );
-        }
-        drop(reg);
-        self.cq.ext = core::ptr::null_mut();
-        self.rs_flags &= !rs_flags::STATS;
+/// io_uring_resize_rings: the CQ ring moved.
+pub fn ring_moved(ring: &LiveRing) {
+    let Some(slot) = slot_of(ring) else { return };
+    let mut reg = region::lock();
+    let idx = reg.index_of(slot);
+    reg.local_mut(idx).khead = ring.cq.khead;
+    slot.rebase_head(ring.cq_head());
+}
+
+/// Ring exit (before the ring leaves its poller group `shared`): reports
+/// the counters under `RSURING_STATS` and gives the slot back.
+pub fn release(ring: &mut LiveRing, shared: Option<SharedPoller>) {
+    let Some(slot) = slot_of(ring) else { return };
+    let _errno = KeepErrno::new();
+    observe_cq(ring);
+    if let Some(g) = shared {
+        slot.id.poller_rings.store(g.rings, Relaxed);
     }
+    let mut reg = region::lock();
+    let idx = reg.index_of(slot);
+    if enabled_by_env() && worth_reporting(slot, reg.local_mut(idx)) {
+        report(slot, End::RingExit);
+    }
+    reg.release(slot);
+    if let Some(g) = shared {
+        reg.set_group_rings(g.cpu_word(), g.rings.saturating_sub(1));
+    }
+    drop(reg);
+    // SAFETY: NULL: statistics off.
+    unsafe { ring.set_stats_slot(ptr::null_mut()) };
+    ring.clear_rs_flags(rs_flags::STATS);
 }

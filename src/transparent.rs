@@ -43,7 +43,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::lock::ForkSafeLock;
 
-use crate::ring::{fork_generation, io_uring, load};
+use crate::ring::{fork_generation, io_uring, LiveRing, SqWords};
 use crate::sys::{
     self, IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
@@ -94,8 +94,9 @@ impl Refusal {
         }
     }
 
-    /// Short name used in statistics.
-    pub fn name(self) -> &'static str {
+    /// Short name (for the tests' messages).
+    #[cfg(test)]
+    fn name(self) -> &'static str {
         match self {
             Refusal::SetupFlags => "setup-flags",
             Refusal::Privileged => "privileged",
@@ -106,7 +107,8 @@ impl Refusal {
     }
 
     /// Every reason, in counter order.
-    pub const ALL: [Refusal; REFUSALS] = [
+    #[cfg(test)]
+    const ALL: [Refusal; REFUSALS] = [
         Refusal::SetupFlags,
         Refusal::Privileged,
         Refusal::NoPollerCpu,
@@ -129,7 +131,8 @@ pub fn refuse(why: Refusal) {
 }
 
 /// How often each reason refused transparent SQPOLL in this process.
-pub fn refusal_counts() -> [(Refusal, u64); REFUSALS] {
+#[cfg(test)]
+fn refusal_counts() -> [(Refusal, u64); REFUSALS] {
     Refusal::ALL.map(|r| (r, REFUSED[r.index()].load(Ordering::Relaxed)))
 }
 
@@ -202,43 +205,38 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
 
 /// What an enter on a transparent ring needs of it: the SQ ring words and
 /// the process generation that created it.
+///
+/// A view is taken of a [`LiveRing`] and kept in the fd table until the
+/// ring's exit or fd close removes it ([`untrack`], which `crate::lifecycle`
+/// calls before the mapping goes): while a view exists, its ring is mapped.
 #[derive(Debug, Clone, Copy)]
 pub struct SqView {
-    khead: *const u32,
-    ktail: *const u32,
-    kflags: *const u32,
+    words: SqWords,
     fork_gen: u16,
 }
 
-// SAFETY: the pointers name words of a ring mapping that lives until the
-// ring's io_uring_queue_exit, which removes the view from the fd table
-// first; they are only read atomically.
-unsafe impl Send for SqView {}
-
 impl SqView {
     /// The view of a live transparent ring.
-    pub fn of(ring: &io_uring) -> Self {
+    pub fn of(ring: &LiveRing) -> Self {
         SqView {
-            khead: ring.sq.khead,
-            ktail: ring.sq.ktail,
-            kflags: ring.sq.kflags,
+            words: ring.sq_words(),
             fork_gen: ring.fork_gen,
         }
     }
 
     fn head(&self) -> u32 {
-        // SAFETY: khead is a word of the live SQ ring mapping (type invariant).
-        unsafe { load(self.khead, Ordering::Acquire) }
+        // SAFETY: the ring is mapped while its view exists (type invariant).
+        unsafe { self.words.head() }
     }
 
     fn tail(&self) -> u32 {
         // SAFETY: as for `head`.
-        unsafe { load(self.ktail, Ordering::Acquire) }
+        unsafe { self.words.tail() }
     }
 
     fn needs_wakeup(&self) -> bool {
         // SAFETY: as for `head`.
-        let flags = unsafe { load(self.kflags, Ordering::Relaxed) };
+        let flags = unsafe { self.words.flags() };
         flags & IORING_SQ_NEED_WAKEUP != 0
     }
 
@@ -332,7 +330,7 @@ pub unsafe fn enter(
         if ret < 0 {
             return ret;
         }
-        record_submitted(view.khead, from.wrapping_add(submitted));
+        record_submitted(view.words, from.wrapping_add(submitted));
     }
     // A plain ring does not wait after a short submission.
     if flags & IORING_ENTER_GETEVENTS == 0 || submitted != to_submit {
@@ -349,7 +347,7 @@ pub unsafe fn enter(
 }
 
 /// Live transparent rings by fd, for the exported io_uring_enter. An entry
-/// is known by its mapping (`view.khead`), unique while the ring lives.
+/// is known by its mapping (`view.words`), unique while the ring lives.
 struct FdEntry {
     fd: c_int,
     view: SqView,
@@ -373,7 +371,7 @@ extern "C" fn table_after_fork() {
 }
 
 /// Records a new transparent ring for [`enter_by_fd`].
-pub fn track(ring: &io_uring) {
+pub fn track(ring: &LiveRing) {
     static ATFORK: std::sync::Once = std::sync::Once::new();
     ATFORK.call_once(|| {
         // SAFETY: the handlers are plain functions valid for the whole process.
@@ -397,15 +395,15 @@ pub fn track(ring: &io_uring) {
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 
-/// Records where the SQEs submitted on the ring with SQ head word `khead`
-/// now end, so that an exported io_uring_enter after a library submit (or
-/// the other way round) counts each SQE once.
-fn record_submitted(khead: *const u32, to: u32) {
+/// Records where the SQEs submitted on the ring with SQ words `words` now
+/// end, so that an exported io_uring_enter after a library submit (or the
+/// other way round) counts each SQE once.
+fn record_submitted(words: SqWords, to: u32) {
     if FD_TABLE_LEN.load(Ordering::Acquire) == 0 {
         return;
     }
     let mut table = FD_TABLE.lock();
-    if let Some(e) = table.iter_mut().find(|e| e.view.khead == khead) {
+    if let Some(e) = table.iter_mut().find(|e| e.view.words == words) {
         e.submitted_to = to;
     }
 }
@@ -417,7 +415,7 @@ pub fn untrack(ring: &io_uring) {
         return;
     }
     let mut table = FD_TABLE.lock();
-    table.retain(|e| e.view.khead != ring.sq.khead.cast_const());
+    table.retain(|e| !e.view.words.of_ring(ring));
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 

@@ -3,7 +3,7 @@
 use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{guard, live_ring, with_ring, with_ring_cqe};
+use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe};
 use crate::ring::io_uring;
 use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
@@ -130,7 +130,11 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     }
     // SAFETY: forwarded contract.
     match unsafe { live_ring(ring) } {
-        Some(r) => guard(0, || r.peek_batch_cqe(cqes, count)),
+        Some(r) => {
+            // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
+            let out = unsafe { cqe_array(cqes, count) };
+            guard(0, || r.peek_batch_cqe(out))
+        }
         None => 0,
     }
 }

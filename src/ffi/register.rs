@@ -3,7 +3,7 @@
 use core::ffi::{c_int, c_uint, c_void};
 use core::ptr;
 
-use super::{guard, ring_mut, with_ring};
+use super::{guard, ring_mut, with_ring, with_ring_fields};
 use crate::register::{self as reg, do_register, BUFFERS_UPDATE_TAG, FILES_UPDATE_TAG};
 use crate::ring::io_uring;
 use crate::sys::{
@@ -361,7 +361,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, crate::ring_fd::register_ring_fd) }
+    unsafe { with_ring_fields(ring, crate::ring_fd::register_ring_fd) }
 }
 
 /// Undoes io_uring_register_ring_fd.
@@ -371,7 +371,7 @@ pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, crate::ring_fd::unregister_ring_fd) }
+    unsafe { with_ring_fields(ring, crate::ring_fd::unregister_ring_fd) }
 }
 
 /// Closes the ring fd, keeping only its registered index.

@@ -2,11 +2,11 @@
 
 use core::ffi::{c_char, c_int, c_uint};
 
-use super::{with_ring, with_ring_memory};
+use super::{cqe_array, with_ring, with_ring_memory};
 use crate::ring::io_uring;
-use crate::sqpoll;
-use crate::stats::rsuring_stats;
+use crate::stats::{self, rsuring_stats};
 use crate::sys::{__kernel_timespec, io_uring_cqe};
+use crate::{lifecycle, sqpoll};
 
 /// `struct rsuring_sqpoll_info`: the shared SQ poller a ring belongs to.
 #[repr(C)]
@@ -65,8 +65,10 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     if cqes.is_null() {
         return -libc::EFAULT;
     }
+    // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
+    let out = unsafe { cqe_array(cqes, max) };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.wait_batch_cqe(cqes, max, min, ts)) }
+    unsafe { with_ring(ring, |r| r.wait_batch_cqe(out, min, ts)) }
 }
 
 /// Turns per-ring statistics on (they are on for every ring under
@@ -78,7 +80,7 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
 #[no_mangle]
 pub unsafe extern "C" fn rsuring_stats_enable(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.enable_stats()) }
+    unsafe { with_ring(ring, lifecycle::enable_stats) }
 }
 
 /// Formats the ring's statistics line (the format RSURING_STATS prints,
@@ -103,7 +105,7 @@ pub unsafe extern "C" fn rsuring_stats_format(
     // SAFETY: forwarded contract.
     let ret = unsafe {
         with_ring(ring, |r| {
-            line = r.stats_line();
+            line = lifecycle::stats_line(r);
             0
         })
     };
@@ -134,7 +136,7 @@ pub unsafe extern "C" fn rsuring_ring_stats(ring: *mut io_uring, out: *mut rsuri
     };
     // SAFETY: forwarded contract.
     unsafe {
-        with_ring(ring, |r| match r.stats() {
+        with_ring(ring, |r| match stats::snapshot(r) {
             Some(s) => {
                 *out = s;
                 0
@@ -161,9 +163,5 @@ pub unsafe extern "C" fn rsuring_queue_init_batched(
     flags: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_memory(ring, |r| {
-            crate::lifecycle::queue_init_batched(entries, r, flags)
-        })
-    }
+    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_batched(entries, r, flags)) }
 }

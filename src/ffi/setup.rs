@@ -2,10 +2,10 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use super::{guard, ring_mut, with_ring, with_ring_memory, PANICKED};
+use super::{guard, ring_mut, with_ring, with_ring_fields, with_ring_memory, PANICKED};
 use crate::ring::io_uring;
 use crate::sys::io_uring_params;
-use crate::{lifecycle, setup};
+use crate::{lifecycle, register, setup};
 
 /// Creates a ring with `entries` SQEs and setup `flags`.
 ///
@@ -69,7 +69,9 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
     // SAFETY: forwarded contract.
     if let Some(r) = unsafe { ring_mut(ring) } {
-        guard((), || lifecycle::queue_exit(r));
+        // SAFETY: a ring this library set up, or a zeroed or exited one
+        // (forwarded contract).
+        guard((), || unsafe { lifecycle::queue_exit(r) });
     }
 }
 
@@ -80,7 +82,7 @@ pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, setup::ring_dontfork) }
+    unsafe { with_ring(ring, |r| setup::ring_dontfork(r)) }
 }
 
 /// Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
@@ -189,5 +191,5 @@ pub unsafe extern "C" fn io_uring_resize_rings(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_set_iowait(ring: *mut io_uring, enable_iowait: bool) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| crate::register::set_iowait(r, enable_iowait)) }
+    unsafe { with_ring_fields(ring, |r| register::set_iowait(r, enable_iowait)) }
 }

@@ -61,7 +61,8 @@ pub struct Registry {
     region: *mut Region,
     /// The region is the file under /dev/shm (not private memory).
     published: bool,
-    /// atexit and atfork handlers are installed (inherited by children).
+    /// The atfork handlers are installed (inherited by children). The
+    /// process-exit report is the statistics module's (`super`).
     handlers: bool,
     local: [Local; CAPACITY],
 }
@@ -94,9 +95,8 @@ impl Registry {
                     Some(before_fork),
                     Some(after_fork_parent),
                     Some(after_fork_child),
-                );
-                libc::atexit(super::at_process_exit);
-            }
+                )
+            };
         }
         if !self.published {
             self.published = publish(self.region);
