@@ -14,7 +14,8 @@
 //! 5. [`queue`], [`lifecycle`] — the hot paths (SQEs, submit, wait, reap);
 //!    init/exit orchestration (policy, then mapping, then registration,
 //!    then statistics).
-//! 6. `ffi` — the exported C functions.
+//! 6. `ffi`, [`live_view`] — the exported C functions; the public Rust
+//!    API.
 //!
 //! Ring methods live in [`ring`] ([`ring::io_uring`]: geometry;
 //! [`ring::LiveRing`]: the ring words) and [`queue`] (the hot paths, on
@@ -23,22 +24,24 @@
 //! `ffi::*`) belong to their parent's layer and only have to be acyclic
 //! among themselves.
 //!
-//! A [`ring::LiveRing`] can only be made by the FFI layer's checks (and by
+//! Only [`live_view`] is public: the core is `pub(crate)`, and a
+//! [`ring::LiveRing`] can only be made by the FFI layer's checks (and by
 //! [`lifecycle`] right after the mapper succeeded).
 
-pub mod env;
-pub mod lifecycle;
-pub mod lock;
-pub mod queue;
-pub mod register;
-pub mod ring;
-pub mod ring_fd;
-pub mod setup;
-pub mod sqpoll;
-pub mod stats;
-pub mod sys;
-pub mod transparent;
+pub(crate) mod env;
+pub(crate) mod lifecycle;
+pub mod live_view;
+pub(crate) mod lock;
+pub(crate) mod queue;
+pub(crate) mod register;
+pub(crate) mod ring;
+pub(crate) mod ring_fd;
+pub(crate) mod setup;
+pub(crate) mod sqpoll;
+pub(crate) mod stats;
+// The kernel ABI mirror keeps every constant of the uapi header, used or not.
+#[allow(dead_code)]
+pub(crate) mod sys;
+pub(crate) mod transparent;
 
 mod ffi;
-
-pub use ring::io_uring;

@@ -182,7 +182,7 @@ fn field(text: &str, key: &str) -> Option<String> {
 fn stat_lines(text: &str, prefix: &str) -> Vec<HashMap<String, String>> {
     text.lines()
         .filter(|l| l.starts_with(prefix))
-        .map(|l| rsuring::stats::format::parse_line(l).into_iter().collect())
+        .map(|l| rsuring::live_view::parse_line(l).into_iter().collect())
         .collect()
 }
 
@@ -421,7 +421,7 @@ fn the_format_function_writes_the_same_line() {
             return;
         }
         let line = r.stdout.lines().next().unwrap_or_default();
-        let fields = rsuring::stats::format::parse_line(line);
+        let fields = rsuring::live_view::parse_line(line);
         let keys: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
             keys,

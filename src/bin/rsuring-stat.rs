@@ -16,9 +16,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use rsuring::stats::format::{self, Value};
-use rsuring::stats::live::{self, Page, Poller, Ring, Snapshot};
-use rsuring::stats::slot::Sqpoll;
+use rsuring::live_view::format::{self, Value};
+use rsuring::live_view::live::{self, Page, Poller, Ring, Snapshot};
+use rsuring::live_view::Sqpoll;
 
 const USAGE: &str = "usage: rsuring-stat [-i SECS] [-n COUNT] PID\n       \
                      rsuring-stat --once PID\n       rsuring-stat            \
