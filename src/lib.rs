@@ -3,26 +3,28 @@
 //! Layers, each module importing only from the layers before it (never
 //! from its own, never from later ones):
 //!
-//! 1. [`sys`] — raw system calls and kernel types.
+//! 1. [`sys`], [`version`] — raw system calls and kernel types; the API
+//!    version.
 //! 2. [`ring`], [`lock`], [`env`] — the layout of `struct io_uring` and the
 //!    only accessors of its kernel-shared words ([`ring::LiveRing`]); a
 //!    fork-safe lock; the `RSURING_*` environment.
 //! 3. [`setup`], [`register`], [`stats`] — mapping and unmapping rings
-//!    (no policy); io_uring_register(2) wrappers; per-ring statistics.
+//!    (no policy); io_uring_register(2), one function per operation;
+//!    per-ring statistics.
 //! 4. [`ring_fd`], [`sqpoll`], [`transparent`] — registered ring fds;
 //!    the per-CPU poller registry; transparent SQPOLL.
 //! 5. [`queue`], [`lifecycle`] — the hot paths (SQEs, submit, wait, reap);
 //!    init/exit orchestration (policy, then mapping, then registration,
 //!    then statistics).
-//! 6. `ffi`, [`live_view`] — the exported C functions; the public Rust
-//!    API.
+//! 6. `ffi`, [`live_view`] — the exported C functions (pointer checks and
+//!    the panic boundary only); the public Rust API.
 //!
 //! Ring methods live in [`ring`] ([`ring::io_uring`]: geometry;
 //! [`ring::LiveRing`]: the ring words) and [`queue`] (the hot paths, on
 //! `LiveRing`); every other module offers free functions taking the ring,
 //! so each use of a module shows as an import. Submodules (`stats::*`,
-//! `ffi::*`) belong to their parent's layer and only have to be acyclic
-//! among themselves.
+//! `register::*`, `ffi::*`) belong to their parent's layer and only have
+//! to be acyclic among themselves.
 //!
 //! Only [`live_view`] is public: the core is `pub(crate)`, and a
 //! [`ring::LiveRing`] can only be made by the FFI layer's checks (and by
@@ -43,5 +45,6 @@ pub(crate) mod stats;
 #[allow(dead_code)]
 pub(crate) mod sys;
 pub(crate) mod transparent;
+pub(crate) mod version;
 
 mod ffi;

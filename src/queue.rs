@@ -539,6 +539,15 @@ impl LiveRing {
         self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
     }
 
+    /// `io_uring_wait_cqe_timeout`: one CQE, or `-ETIME` after `ts`.
+    pub fn wait_cqe_timeout(
+        &mut self,
+        cqe_ptr: &mut CqeOut,
+        ts: *const __kernel_timespec,
+    ) -> c_int {
+        self.wait_cqes(cqe_ptr, 1, ts, ptr::null())
+    }
+
     /// `io_uring_wait_cqes_min_timeout`: always the EXT_ARG path; `-EINVAL`
     /// on kernels without IORING_FEAT_MIN_TIMEOUT.
     pub fn wait_cqes_min(
@@ -643,7 +652,13 @@ impl LiveRing {
         self.submit_with::<true>(wait_nr, getevents)
     }
 
-    /// `io_uring_submit_and_wait` (`io_uring_submit` is `wait_nr == 0`).
+    /// `io_uring_submit`.
+    #[inline]
+    pub fn submit(&mut self) -> c_int {
+        self.submit_and_wait(0)
+    }
+
+    /// `io_uring_submit_and_wait`.
     #[inline]
     pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
         if self.rs_flags != 0 {

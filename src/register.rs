@@ -1,19 +1,35 @@
-//! io_uring_register(2) wrappers: resources, eventfds, probes, buffer rings.
-//! (Registered ring fds are `crate::ring_fd`.)
+//! io_uring_register(2): one function per operation of liburing's API,
+//! each choosing the kernel opcode and packing its argument. Eventfds,
+//! personalities, probes, io-wq settings, restrictions, NAPI, clocks,
+//! memory regions, zero-copy receive, BPF filters, queries and ring
+//! resizing are here; fixed files and buffers are [`fixed`], provided-buffer
+//! rings [`buf_ring`], registered ring fds `crate::ring_fd`.
+//!
+//! Pointer arguments are the application's, passed to the kernel as they
+//! are: the kernel checks their addresses (`-EFAULT`) and reads or writes
+//! them as the operation defines. Each `unsafe` function's contract is only
+//! that they are what the operation takes.
 
-use core::ffi::{c_int, c_void};
+use core::ffi::{c_int, c_uint, c_void};
 use core::ptr;
 
 use crate::ring::{int_flags, io_uring};
-use crate::sys::{self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, io_uring_params};
 use crate::sys::{
-    io_uring_file_index_range, io_uring_probe, io_uring_probe_op, io_uring_rsrc_register,
-    io_uring_rsrc_update, io_uring_rsrc_update2, IORING_REGISTER_BUFFERS2,
-    IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_ENABLE_RINGS, IORING_REGISTER_FILES,
-    IORING_REGISTER_FILES2, IORING_REGISTER_FILES_UPDATE2, IORING_REGISTER_FILE_ALLOC_RANGE,
-    IORING_REGISTER_PBUF_RING, IORING_REGISTER_PROBE, IORING_REGISTER_USE_REGISTERED_RING,
-    IORING_RSRC_REGISTER_SPARSE, IORING_UNREGISTER_PBUF_RING,
+    self, io_uring_bpf, io_uring_clock_register, io_uring_mem_region_reg, io_uring_napi,
+    io_uring_params, io_uring_probe, io_uring_probe_op, io_uring_query_hdr, io_uring_restriction,
+    io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,
+    IORING_REGISTER_BPF_FILTER, IORING_REGISTER_CLOCK, IORING_REGISTER_ENABLE_RINGS,
+    IORING_REGISTER_EVENTFD, IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_IOWQ_AFF,
+    IORING_REGISTER_IOWQ_MAX_WORKERS, IORING_REGISTER_MEM_REGION, IORING_REGISTER_NAPI,
+    IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_QUERY,
+    IORING_REGISTER_RESIZE_RINGS, IORING_REGISTER_RESTRICTIONS, IORING_REGISTER_SEND_MSG_RING,
+    IORING_REGISTER_SYNC_CANCEL, IORING_REGISTER_USE_REGISTERED_RING, IORING_REGISTER_ZCRX_CTRL,
+    IORING_REGISTER_ZCRX_IFQ, IORING_UNREGISTER_EVENTFD, IORING_UNREGISTER_IOWQ_AFF,
+    IORING_UNREGISTER_NAPI, IORING_UNREGISTER_PERSONALITY,
 };
+
+pub mod buf_ring;
+pub mod fixed;
 
 /// Registers through the ring's registered index when the kernel allows it,
 /// otherwise through its fd.
@@ -36,194 +52,82 @@ pub unsafe fn do_register(ring: &io_uring, opcode: u32, arg: *const c_void, nr_a
     unsafe { sys::io_uring_register(fd as u32, opcode, arg, nr_args) }
 }
 
-/// Raises RLIMIT_NOFILE by `nr` when registering `nr` files hit EMFILE.
-fn raise_nofile(nr: u32) {
-    let mut rl = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    if sys::getrlimit(libc::RLIMIT_NOFILE as c_int, &mut rl) < 0 {
-        return;
-    }
-    if rl.rlim_cur < nr as u64 {
-        rl.rlim_cur += nr as u64;
-        sys::setrlimit(libc::RLIMIT_NOFILE as c_int, &rl);
-    }
-}
-
-/// Registers a file table, retrying once with a raised fd limit on EMFILE
-/// (the kernel charges registered files against RLIMIT_NOFILE).
+/// A registration that names no ring (fd -1, which the kernel takes as
+/// "none" for the opcodes that allow it).
 ///
 /// # Safety
-/// `arg` must be valid for `opcode` and `nr_args`.
-unsafe fn register_files_retry(
+/// As for [`do_register`].
+unsafe fn register_without_ring(opcode: u32, arg: *const c_void, nr_args: u32) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { sys::io_uring_register(u32::MAX, opcode, arg, nr_args) }
+}
+
+/// Passes a struct argument built here; `size` or 1 as `nr_args`.
+///
+/// # Safety
+/// The pointers inside `arg` must be valid for `opcode`.
+pub(super) unsafe fn register_struct<T>(
     ring: &io_uring,
     opcode: u32,
-    arg: *const c_void,
+    arg: &T,
     nr_args: u32,
-    nr_files: u32,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let ret = unsafe { do_register(ring, opcode, arg, nr_args) };
-    if ret != -libc::EMFILE {
-        return ret;
-    }
-    raise_nofile(nr_files);
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, opcode, arg, nr_args) }
+    // SAFETY: `arg` is a live T for the call; its pointers per the contract.
+    unsafe { do_register(ring, opcode, ptr::from_ref(arg).cast(), nr_args) }
 }
 
-/// `io_uring_register_files`.
-///
-/// # Safety
-/// `files` must point to `nr` fds.
-pub unsafe fn register_files(ring: &io_uring, files: *const c_int, nr: u32) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register_files_retry(ring, IORING_REGISTER_FILES, files.cast(), nr, nr) }
+// ---- eventfds and personalities ---------------------------------------------
+
+/// `io_uring_register_eventfd`: signal `fd` on every completion.
+pub fn register_eventfd(ring: &io_uring, fd: c_int) -> c_int {
+    // SAFETY: an int argument.
+    unsafe { register_struct(ring, IORING_REGISTER_EVENTFD, &fd, 1) }
 }
 
-/// The argument of IORING_REGISTER_FILES2 / BUFFERS2: `nr` entries of
-/// `data` (fds or iovecs) with optional `tags`, or an empty sparse table.
-fn rsrc_register(
-    data: *const c_void,
-    tags: *const u64,
-    nr: u32,
-    sparse: bool,
-) -> io_uring_rsrc_register {
-    io_uring_rsrc_register {
-        nr,
-        flags: if sparse {
-            IORING_RSRC_REGISTER_SPARSE
-        } else {
-            0
-        },
-        resv2: 0,
-        data: data as u64,
-        tags: tags as u64,
-    }
+/// `io_uring_register_eventfd_async`: signal `fd` for async completions.
+pub fn register_eventfd_async(ring: &io_uring, fd: c_int) -> c_int {
+    // SAFETY: an int argument.
+    unsafe { register_struct(ring, IORING_REGISTER_EVENTFD_ASYNC, &fd, 1) }
 }
 
-/// `io_uring_register_files_tags` / `_sparse` (NULL `files` and `sparse`).
-///
-/// # Safety
-/// `files` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_files_tags(
-    ring: &io_uring,
-    files: *const c_int,
-    tags: *const u64,
-    nr: u32,
-    sparse: bool,
-) -> c_int {
-    let reg = rsrc_register(files.cast(), tags, nr, sparse);
-    let size = core::mem::size_of_val(&reg) as u32;
-    // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
-    unsafe {
-        register_files_retry(
-            ring,
-            IORING_REGISTER_FILES2,
-            ptr::from_ref(&reg).cast(),
-            size,
-            nr,
-        )
-    }
-}
-
-/// `io_uring_register_buffers_tags` / `_sparse`.
-///
-/// # Safety
-/// `iovecs` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_buffers_tags(
-    ring: &io_uring,
-    iovecs: *const libc::iovec,
-    tags: *const u64,
-    nr: u32,
-    sparse: bool,
-) -> c_int {
-    let reg = rsrc_register(iovecs.cast(), tags, nr, sparse);
-    let size = core::mem::size_of_val(&reg) as u32;
-    // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
-    unsafe {
-        do_register(
-            ring,
-            IORING_REGISTER_BUFFERS2,
-            ptr::from_ref(&reg).cast(),
-            size,
-        )
-    }
-}
-
-/// `io_uring_register_files_update_tag` / `io_uring_register_buffers_update_tag`.
-///
-/// # Safety
-/// `data` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn update_tag(
-    ring: &io_uring,
-    opcode: u32,
-    off: u32,
-    data: *const c_void,
-    tags: *const u64,
-    nr: u32,
-) -> c_int {
-    let up = io_uring_rsrc_update2 {
-        offset: off,
-        resv: 0,
-        data: data as u64,
-        tags: tags as u64,
-        nr,
-        resv2: 0,
-    };
-    let size = core::mem::size_of_val(&up) as u32;
-    // SAFETY: `up` is a valid rsrc_update2; its pointers per the contract.
-    unsafe { do_register(ring, opcode, ptr::from_ref(&up).cast(), size) }
-}
-
-/// The register opcodes of the two `*_update_tag` calls.
-pub const FILES_UPDATE_TAG: u32 = IORING_REGISTER_FILES_UPDATE2;
-pub const BUFFERS_UPDATE_TAG: u32 = IORING_REGISTER_BUFFERS_UPDATE;
-
-/// `io_uring_register_files_update`.
-///
-/// # Safety
-/// `files` must point to `nr` fds.
-pub unsafe fn files_update(ring: &io_uring, off: u32, files: *const c_int, nr: u32) -> c_int {
-    let up = io_uring_rsrc_update {
-        offset: off,
-        resv: 0,
-        data: files as u64,
-    };
-    // SAFETY: `up` is valid; `files` per the contract.
-    unsafe {
-        do_register(
-            ring,
-            sys::IORING_REGISTER_FILES_UPDATE,
-            ptr::from_ref(&up).cast(),
-            nr,
-        )
-    }
-}
-
-/// `io_uring_enable_rings`.
-pub fn enable_rings(ring: &io_uring) -> c_int {
+/// `io_uring_unregister_eventfd`.
+pub fn unregister_eventfd(ring: &io_uring) -> c_int {
     // SAFETY: no argument.
-    unsafe { do_register(ring, IORING_REGISTER_ENABLE_RINGS, ptr::null(), 0) }
+    unsafe { do_register(ring, IORING_UNREGISTER_EVENTFD, ptr::null(), 0) }
 }
 
-/// `io_uring_register_file_alloc_range`.
-pub fn file_alloc_range(ring: &io_uring, off: u32, len: u32) -> c_int {
-    let range = io_uring_file_index_range { off, len, resv: 0 };
-    // SAFETY: `range` is a valid file_index_range.
+/// `io_uring_register_personality`: returns the new personality id.
+pub fn register_personality(ring: &io_uring) -> c_int {
+    // SAFETY: no argument.
+    unsafe { do_register(ring, IORING_REGISTER_PERSONALITY, ptr::null(), 0) }
+}
+
+/// `io_uring_unregister_personality`.
+pub fn unregister_personality(ring: &io_uring, id: c_int) -> c_int {
+    // SAFETY: no argument (the id goes in nr_args).
     unsafe {
         do_register(
             ring,
-            IORING_REGISTER_FILE_ALLOC_RANGE,
-            ptr::from_ref(&range).cast(),
-            0,
+            IORING_UNREGISTER_PERSONALITY,
+            ptr::null(),
+            id as c_uint,
         )
     }
 }
+
+// ---- probes -------------------------------------------------------------------
 
 /// Number of opcode slots a probe asks for (the kernel's opcode space).
 const PROBE_OPS: usize = 256;
+
+/// `io_uring_register_probe`: fills the caller's probe with `nr` op slots.
+///
+/// # Safety
+/// `probe` must have room for `nr` ops.
+pub unsafe fn register_probe(ring: &io_uring, probe: *mut io_uring_probe, nr: u32) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_PROBE, probe.cast(), nr) }
+}
 
 /// A malloc()ed probe filled by `register` (given the probe and its room
 /// in ops), or NULL.
@@ -243,8 +147,8 @@ fn alloc_probe(register: impl FnOnce(*mut c_void, u32) -> c_int) -> *mut io_urin
     probe
 }
 
-/// `io_uring_get_probe_ring`: a malloc()ed probe (free with free() or
-/// io_uring_free_probe), or NULL.
+/// `io_uring_get_probe_ring`: a malloc()ed probe (free with
+/// [`free_probe`]), or NULL.
 pub fn get_probe_ring(ring: &io_uring) -> *mut io_uring_probe {
     // SAFETY: the probe has room for the ops passed.
     alloc_probe(|probe, ops| unsafe { do_register(ring, IORING_REGISTER_PROBE, probe, ops) })
@@ -268,154 +172,179 @@ pub fn get_probe() -> *mut io_uring_probe {
     probe
 }
 
-/// `io_uring_setup_buf_ring`: allocates, registers and initialises a
-/// provided-buffer ring of `nentries` buffers for group `bgid`.
-pub fn setup_buf_ring(
-    ring: &io_uring,
-    nentries: u32,
-    bgid: c_int,
-    flags: u32,
-) -> Result<*mut io_uring_buf_ring, c_int> {
-    let size = nentries as usize * core::mem::size_of::<io_uring_buf>();
-    // SAFETY: a fresh anonymous mapping.
-    let br = unsafe { sys::mmap(size, libc::MAP_ANONYMOUS | libc::MAP_PRIVATE, -1, 0) }?;
-    let mut reg = io_uring_buf_reg {
-        ring_addr: br as u64,
-        ring_entries: nentries,
-        bgid: bgid as u16,
-        flags: flags as u16,
-        resv: [0; 3],
-    };
-    // SAFETY: `reg` describes the mapping made above.
-    let ret = unsafe {
-        do_register(
-            ring,
-            IORING_REGISTER_PBUF_RING,
-            ptr::from_mut(&mut reg).cast(),
-            1,
-        )
-    };
-    if ret != 0 {
-        // SAFETY: unmapping what we mapped; the kernel did not take it.
-        unsafe { sys::munmap(br, size) };
-        return Err(ret);
-    }
-    // The fresh mapping is zeroed, so the ring's tail already reads 0.
-    Ok(br.cast())
-}
-
-/// `io_uring_register_buf_ring`.
+/// `io_uring_free_probe`.
 ///
 /// # Safety
-/// `reg` must be a valid buf_reg.
-pub unsafe fn register_buf_ring(ring: &io_uring, reg: *mut io_uring_buf_reg, flags: u32) -> c_int {
+/// `probe` must be NULL or come from [`get_probe`] / [`get_probe_ring`]
+/// (calloc) and not be used afterwards.
+pub unsafe fn free_probe(probe: *mut io_uring_probe) {
+    // SAFETY: forwarded contract; free(NULL) does nothing.
+    unsafe { libc::free(probe.cast()) }
+}
+
+// ---- io-wq, restrictions, enabling ----------------------------------------------
+
+/// `io_uring_register_iowq_aff`: the io-wq workers' CPUs (`cpusz` bytes
+/// of mask; sizes that do not fit the kernel's argument are `-EINVAL`).
+///
+/// # Safety
+/// `mask` must point to `cpusz` bytes.
+pub unsafe fn register_iowq_aff(
+    ring: &io_uring,
+    cpusz: usize,
+    mask: *const libc::cpu_set_t,
+) -> c_int {
+    if cpusz >= 1 << 31 {
+        return -libc::EINVAL;
+    }
     // SAFETY: forwarded contract.
-    unsafe {
-        (*reg).flags |= flags as u16;
-        do_register(ring, IORING_REGISTER_PBUF_RING, reg.cast(), 1)
-    }
+    unsafe { do_register(ring, IORING_REGISTER_IOWQ_AFF, mask.cast(), cpusz as c_uint) }
 }
 
-/// `io_uring_unregister_buf_ring`.
-pub fn unregister_buf_ring(ring: &io_uring, bgid: c_int) -> c_int {
-    let reg = io_uring_buf_reg {
-        bgid: bgid as u16,
-        ..Default::default()
-    };
-    // SAFETY: `reg` is a valid buf_reg.
-    unsafe {
-        do_register(
-            ring,
-            IORING_UNREGISTER_PBUF_RING,
-            ptr::from_ref(&reg).cast(),
-            1,
-        )
-    }
+/// `io_uring_unregister_iowq_aff`.
+pub fn unregister_iowq_aff(ring: &io_uring) -> c_int {
+    // SAFETY: no argument.
+    unsafe { do_register(ring, IORING_UNREGISTER_IOWQ_AFF, ptr::null(), 0) }
 }
 
-/// `io_uring_free_buf_ring`.
+/// `io_uring_register_iowq_max_workers`: sets, and returns in place, the
+/// bounded and unbounded worker limits.
 ///
 /// # Safety
-/// `br` must come from setup_buf_ring with the same `nentries`.
-pub unsafe fn free_buf_ring(
+/// `values` must point to two writable unsigned ints.
+pub unsafe fn register_iowq_max_workers(ring: &io_uring, values: *mut c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, values.cast(), 2) }
+}
+
+/// `io_uring_register_restrictions`.
+///
+/// # Safety
+/// `res` must point to `nr` restrictions.
+pub unsafe fn register_restrictions(
     ring: &io_uring,
-    br: *mut io_uring_buf_ring,
-    nentries: u32,
-    bgid: c_int,
-) -> c_int {
-    let ret = unregister_buf_ring(ring, bgid);
-    if ret != 0 {
-        return ret;
-    }
-    // SAFETY: forwarded contract: the mapping is ours and unregistered now.
-    unsafe {
-        sys::munmap(
-            br.cast(),
-            nentries as usize * core::mem::size_of::<io_uring_buf>(),
-        )
-    };
-    0
-}
-
-/// `io_uring_buf_ring_head`: the kernel's head of provided-buffer group
-/// `bgid`, stored in `*head`.
-pub fn buf_ring_head(ring: &io_uring, bgid: c_int, head: &mut u16) -> c_int {
-    let mut status = sys::io_uring_buf_status {
-        buf_group: bgid as u32,
-        ..Default::default()
-    };
-    // SAFETY: `status` is a valid buf_status for one entry.
-    let ret = unsafe {
-        do_register(
-            ring,
-            sys::IORING_REGISTER_PBUF_STATUS,
-            ptr::from_mut(&mut status).cast(),
-            1,
-        )
-    };
-    if ret == 0 {
-        *head = status.head as u16;
-    }
-    ret
-}
-
-/// `__io_uring_clone_buffers_offset`: copies `nr` registered buffers of
-/// `src` (from `src_off`) into `dst` (at `dst_off`); nr 0 means all.
-pub fn clone_buffers(
-    dst: &io_uring,
-    src: &io_uring,
-    dst_off: u32,
-    src_off: u32,
+    res: *mut io_uring_restriction,
     nr: u32,
-    flags: u32,
 ) -> c_int {
-    let mut arg = sys::io_uring_clone_buffers {
-        flags,
-        src_off,
-        dst_off,
-        nr,
-        ..Default::default()
-    };
-    // The source can be named by its registered index only where the kernel
-    // accepts that for io_uring_register and the calling thread owns it.
-    if flags & sys::IORING_REGISTER_SRC_REGISTERED != 0
-        && src.int_flags & int_flags::REG_REG_RING != 0
-    {
-        arg.src_fd = src.enter_ring_fd as u32;
-    } else {
-        arg.src_fd = src.ring_fd as u32;
-        arg.flags &= !sys::IORING_REGISTER_SRC_REGISTERED;
-    }
-    // SAFETY: `arg` is a valid clone_buffers argument.
-    unsafe {
-        do_register(
-            dst,
-            sys::IORING_REGISTER_CLONE_BUFFERS,
-            ptr::from_ref(&arg).cast(),
-            1,
-        )
-    }
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_RESTRICTIONS, res.cast(), nr) }
 }
+
+/// `io_uring_enable_rings`.
+pub fn enable_rings(ring: &io_uring) -> c_int {
+    // SAFETY: no argument.
+    unsafe { do_register(ring, IORING_REGISTER_ENABLE_RINGS, ptr::null(), 0) }
+}
+
+/// `io_uring_register_sync_cancel`.
+///
+/// # Safety
+/// `reg` must be a valid sync_cancel_reg.
+pub unsafe fn register_sync_cancel(ring: &io_uring, reg: *mut io_uring_sync_cancel_reg) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_SYNC_CANCEL, reg.cast(), 1) }
+}
+
+// ---- NAPI, clocks, regions, zero-copy receive, BPF, queries -----------------
+
+/// `io_uring_register_napi`.
+///
+/// # Safety
+/// `napi` must be a valid io_uring_napi.
+pub unsafe fn register_napi(ring: &io_uring, napi: *mut io_uring_napi) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_NAPI, napi.cast(), 1) }
+}
+
+/// `io_uring_unregister_napi`: the previous settings land in `napi`.
+///
+/// # Safety
+/// `napi` must be NULL or a writable io_uring_napi.
+pub unsafe fn unregister_napi(ring: &io_uring, napi: *mut io_uring_napi) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_UNREGISTER_NAPI, napi.cast(), 1) }
+}
+
+/// `io_uring_register_clock`.
+///
+/// # Safety
+/// `clock` must be a valid io_uring_clock_register.
+pub unsafe fn register_clock(ring: &io_uring, clock: *mut io_uring_clock_register) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_CLOCK, clock.cast(), 0) }
+}
+
+/// `io_uring_register_wait_reg`: superseded by memory regions
+/// ([`register_region`]); always `-EINVAL`, as in liburing.
+pub fn register_wait_reg() -> c_int {
+    -libc::EINVAL
+}
+
+/// `io_uring_register_region`.
+///
+/// # Safety
+/// `reg` must be a valid io_uring_mem_region_reg.
+pub unsafe fn register_region(ring: &io_uring, reg: *mut io_uring_mem_region_reg) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_MEM_REGION, reg.cast(), 1) }
+}
+
+/// `io_uring_register_ifq`: a zero-copy receive interface queue.
+///
+/// # Safety
+/// `reg` must be a valid io_uring_zcrx_ifq_reg.
+pub unsafe fn register_ifq(ring: &io_uring, reg: *mut io_uring_zcrx_ifq_reg) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_ZCRX_IFQ, reg.cast(), 1) }
+}
+
+/// `io_uring_register_zcrx_ctrl`.
+///
+/// # Safety
+/// `ctrl` must be a valid zcrx_ctrl.
+pub unsafe fn register_zcrx_ctrl(ring: &io_uring, ctrl: *mut zcrx_ctrl) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_ZCRX_CTRL, ctrl.cast(), 0) }
+}
+
+/// `io_uring_register_bpf_filter`: a filter on this ring's requests.
+///
+/// # Safety
+/// `bpf` must be a valid io_uring_bpf.
+pub unsafe fn register_bpf_filter(ring: &io_uring, bpf: *mut io_uring_bpf) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { do_register(ring, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+}
+
+/// `io_uring_register_bpf_filter_task`: a filter for every ring of the
+/// calling task.
+///
+/// # Safety
+/// `bpf` must be a valid io_uring_bpf.
+pub unsafe fn register_bpf_filter_task(bpf: *mut io_uring_bpf) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_without_ring(IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+}
+
+/// `io_uring_register_sync_msg`: a MSG_RING request without a source ring.
+///
+/// # Safety
+/// `sqe` must be a valid SQE.
+pub unsafe fn register_sync_msg(sqe: *mut io_uring_sqe) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_without_ring(IORING_REGISTER_SEND_MSG_RING, sqe.cast(), 1) }
+}
+
+/// `io_uring_register_query`: a chain of query headers.
+///
+/// # Safety
+/// `query` must be a valid io_uring_query_hdr chain.
+pub unsafe fn register_query(query: *mut io_uring_query_hdr) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe { register_without_ring(IORING_REGISTER_QUERY, query.cast(), 0) }
+}
+
+// ---- ring state -------------------------------------------------------------------
 
 /// IORING_REGISTER_RESIZE_RINGS: asks the kernel for the sizes in `p`,
 /// which it fills with the new layout (the remapping is
@@ -425,7 +354,7 @@ pub fn resize_rings(ring: &io_uring, p: &mut io_uring_params) -> c_int {
     unsafe {
         do_register(
             ring,
-            sys::IORING_REGISTER_RESIZE_RINGS,
+            IORING_REGISTER_RESIZE_RINGS,
             ptr::from_mut(p).cast(),
             1,
         )

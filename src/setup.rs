@@ -491,6 +491,24 @@ pub fn ring_dontfork(ring: &io_uring) -> c_int {
     0
 }
 
+/// `io_uring_memory_size`: [`memory_size_params`] with only setup `flags`.
+pub fn memory_size(entries: u32, flags: u32) -> isize {
+    let p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
+    memory_size_params(entries, &p)
+}
+
+/// `io_uring_mlock_size`: [`mlock_size_params`] with only setup `flags`.
+pub fn mlock_size(entries: u32, flags: u32) -> isize {
+    let p = io_uring_params {
+        flags,
+        ..Default::default()
+    };
+    mlock_size_params(entries, &p)
+}
+
 /// Bytes of ring memory a ring with these parameters occupies.
 pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
     let (sq, cq) = match sq_cq_entries(entries, p) {

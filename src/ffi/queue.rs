@@ -27,7 +27,7 @@ pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit_and_wait(0)) }
+    unsafe { with_ring(ring, |r| r.submit()) }
 }
 
 /// Submits the queued SQEs and waits for `wait_nr` completions.
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     ts: *mut __kernel_timespec,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring_cqe(ring, cqe_ptr, |r, out| r.wait_cqes(out, 1, ts, ptr::null())) }
+    unsafe { with_ring_cqe(ring, cqe_ptr, |r, out| r.wait_cqe_timeout(out, ts)) }
 }
 
 /// Fills `cqes` with up to `count` ready completions without consuming them.

@@ -1,36 +1,17 @@
 //! Registration entry points (io_uring_register(2) wrappers).
 
-use core::ffi::{c_int, c_uint, c_void};
+use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{guard, ring_mut, with_ring, with_ring_fields};
-use crate::register::{self as reg, do_register, BUFFERS_UPDATE_TAG, FILES_UPDATE_TAG};
+use super::{guard, ring_mut, with_ring, with_ring_fields, PANICKED};
+use crate::register::{self, buf_ring, fixed};
 use crate::ring::io_uring;
 use crate::sys::{
-    self, io_uring_bpf, io_uring_clock_register, io_uring_mem_region_reg, io_uring_napi,
-    io_uring_query_hdr, io_uring_reg_wait, io_uring_sqe, io_uring_zcrx_ifq_reg, zcrx_ctrl,
-    IORING_REGISTER_BPF_FILTER, IORING_REGISTER_CLOCK, IORING_REGISTER_MEM_REGION,
-    IORING_REGISTER_NAPI, IORING_REGISTER_QUERY, IORING_REGISTER_SEND_MSG_RING,
-    IORING_REGISTER_SRC_REGISTERED, IORING_REGISTER_ZCRX_CTRL, IORING_REGISTER_ZCRX_IFQ,
-    IORING_UNREGISTER_NAPI,
+    __u64, io_uring_bpf, io_uring_buf_reg, io_uring_buf_ring, io_uring_clock_register,
+    io_uring_mem_region_reg, io_uring_napi, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait,
+    io_uring_restriction, io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,
 };
-use crate::sys::{
-    __u64, io_uring_buf_reg, io_uring_buf_ring, io_uring_probe, io_uring_restriction,
-    io_uring_sync_cancel_reg, IORING_REGISTER_BUFFERS, IORING_REGISTER_EVENTFD,
-    IORING_REGISTER_EVENTFD_ASYNC, IORING_REGISTER_IOWQ_AFF, IORING_REGISTER_IOWQ_MAX_WORKERS,
-    IORING_REGISTER_PERSONALITY, IORING_REGISTER_PROBE, IORING_REGISTER_RESTRICTIONS,
-    IORING_REGISTER_SYNC_CANCEL, IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD,
-    IORING_UNREGISTER_FILES, IORING_UNREGISTER_IOWQ_AFF, IORING_UNREGISTER_PERSONALITY,
-};
-
-/// Registers `arg` with `opcode` on a ring (NULL ring: `-EFAULT`).
-///
-/// # Safety
-/// `ring` must be NULL or a live ring; `arg` valid for `opcode` and `nr`.
-unsafe fn register_raw(ring: *mut io_uring, opcode: u32, arg: *const c_void, nr: c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| do_register(r, opcode, arg, nr)) }
-}
+use crate::{lifecycle, ring_fd};
 
 /// Registers `nr_iovecs` fixed buffers.
 ///
@@ -43,7 +24,7 @@ pub unsafe extern "C" fn io_uring_register_buffers(
     nr_iovecs: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_BUFFERS, iovecs.cast(), nr_iovecs) }
+    unsafe { with_ring(ring, |r| fixed::register_buffers(r, iovecs, nr_iovecs)) }
 }
 
 /// Registers fixed buffers with per-buffer tags.
@@ -58,11 +39,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_tags(
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            reg::register_buffers_tags(r, iovecs, tags, nr, false)
-        })
-    }
+    unsafe { with_ring(ring, |r| fixed::register_buffers_tags(r, iovecs, tags, nr)) }
 }
 
 /// Registers an empty (sparse) fixed-buffer table of `nr` slots.
@@ -75,11 +52,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_sparse(
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            reg::register_buffers_tags(r, ptr::null(), ptr::null(), nr, true)
-        })
-    }
+    unsafe { with_ring(ring, |r| fixed::register_buffers_sparse(r, nr)) }
 }
 
 /// Replaces fixed buffers starting at slot `off`, with tags.
@@ -97,7 +70,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
     // SAFETY: forwarded contract.
     unsafe {
         with_ring(ring, |r| {
-            reg::update_tag(r, BUFFERS_UPDATE_TAG, off, iovecs.cast(), tags, nr)
+            fixed::register_buffers_update_tag(r, off, iovecs, tags, nr)
         })
     }
 }
@@ -109,7 +82,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buffers(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_BUFFERS, ptr::null(), 0) }
+    unsafe { with_ring(ring, |r| fixed::unregister_buffers(r)) }
 }
 
 /// Registers `nr_files` fixed files.
@@ -123,7 +96,7 @@ pub unsafe extern "C" fn io_uring_register_files(
     nr_files: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_files(r, files, nr_files)) }
+    unsafe { with_ring(ring, |r| fixed::register_files(r, files, nr_files)) }
 }
 
 /// Registers fixed files with per-file tags.
@@ -138,11 +111,7 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            reg::register_files_tags(r, files, tags, nr, false)
-        })
-    }
+    unsafe { with_ring(ring, |r| fixed::register_files_tags(r, files, tags, nr)) }
 }
 
 /// Registers an empty (sparse) fixed-file table of `nr` slots.
@@ -152,11 +121,7 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_files_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            reg::register_files_tags(r, ptr::null(), ptr::null(), nr, true)
-        })
-    }
+    unsafe { with_ring(ring, |r| fixed::register_files_sparse(r, nr)) }
 }
 
 /// Replaces fixed files starting at slot `off`; returns the number updated.
@@ -171,7 +136,11 @@ pub unsafe extern "C" fn io_uring_register_files_update(
     nr_files: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::files_update(r, off, files, nr_files)) }
+    unsafe {
+        with_ring(ring, |r| {
+            fixed::register_files_update(r, off, files, nr_files)
+        })
+    }
 }
 
 /// Replaces fixed files starting at slot `off`, with tags.
@@ -189,7 +158,7 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
     // SAFETY: forwarded contract.
     unsafe {
         with_ring(ring, |r| {
-            reg::update_tag(r, FILES_UPDATE_TAG, off, files.cast(), tags, nr_files)
+            fixed::register_files_update_tag(r, off, files, tags, nr_files)
         })
     }
 }
@@ -201,7 +170,7 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_FILES, ptr::null(), 0) }
+    unsafe { with_ring(ring, |r| fixed::unregister_files(r)) }
 }
 
 /// Signals `fd` (an eventfd) on every completion.
@@ -210,8 +179,8 @@ pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut io_uring) -> c_int
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_int) -> c_int {
-    // SAFETY: `fd` lives on this stack frame for the call.
-    unsafe { register_raw(ring, IORING_REGISTER_EVENTFD, ptr::from_ref(&fd).cast(), 1) }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| register::register_eventfd(r, fd)) }
 }
 
 /// Signals `fd` only for completions that were handled asynchronously.
@@ -220,15 +189,8 @@ pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_in
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd: c_int) -> c_int {
-    // SAFETY: `fd` lives on this stack frame for the call.
-    unsafe {
-        register_raw(
-            ring,
-            IORING_REGISTER_EVENTFD_ASYNC,
-            ptr::from_ref(&fd).cast(),
-            1,
-        )
-    }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, |r| register::register_eventfd_async(r, fd)) }
 }
 
 /// Removes the registered eventfd.
@@ -238,7 +200,7 @@ pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_EVENTFD, ptr::null(), 0) }
+    unsafe { with_ring(ring, |r| register::unregister_eventfd(r)) }
 }
 
 /// Registers the caller's credentials; returns the personality id.
@@ -248,7 +210,7 @@ pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut io_uring) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_PERSONALITY, ptr::null(), 0) }
+    unsafe { with_ring(ring, |r| register::register_personality(r)) }
 }
 
 /// Drops personality `id`.
@@ -258,14 +220,7 @@ pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut io_uring, id: c_int) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        register_raw(
-            ring,
-            IORING_UNREGISTER_PERSONALITY,
-            ptr::null(),
-            id as c_uint,
-        )
-    }
+    unsafe { with_ring(ring, |r| register::unregister_personality(r, id)) }
 }
 
 /// Fills a caller-provided probe with `nr` opcode slots.
@@ -279,7 +234,7 @@ pub unsafe extern "C" fn io_uring_register_probe(
     nr: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_PROBE, p.cast(), nr) }
+    unsafe { with_ring(ring, |r| register::register_probe(r, p, nr)) }
 }
 
 /// Returns a probe of the ring's kernel (free with io_uring_free_probe), or NULL.
@@ -290,7 +245,7 @@ pub unsafe extern "C" fn io_uring_register_probe(
 pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut io_uring) -> *mut io_uring_probe {
     // SAFETY: forwarded contract.
     match unsafe { ring_mut(ring) } {
-        Some(r) => guard(ptr::null_mut(), || reg::get_probe_ring(r)),
+        Some(r) => guard(ptr::null_mut(), || register::get_probe_ring(r)),
         None => ptr::null_mut(),
     }
 }
@@ -298,7 +253,7 @@ pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut io_uring) -> *mut io
 /// Returns a probe of the running kernel (free with io_uring_free_probe), or NULL.
 #[no_mangle]
 pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
-    guard(ptr::null_mut(), reg::get_probe)
+    guard(ptr::null_mut(), register::get_probe)
 }
 
 /// Frees a probe from io_uring_get_probe{,_ring}.
@@ -307,8 +262,8 @@ pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
 /// `probe` must be NULL or come from io_uring_get_probe{,_ring}.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_free_probe(probe: *mut io_uring_probe) {
-    // SAFETY: probes are allocated with calloc; free(NULL) is a no-op.
-    unsafe { libc::free(probe.cast()) }
+    // SAFETY: forwarded contract.
+    unsafe { register::free_probe(probe) }
 }
 
 /// Restricts the io-wq workers of this ring to the CPUs in `mask`.
@@ -321,11 +276,8 @@ pub unsafe extern "C" fn io_uring_register_iowq_aff(
     cpusz: usize,
     mask: *const libc::cpu_set_t,
 ) -> c_int {
-    if cpusz >= 1 << 31 {
-        return -libc::EINVAL;
-    }
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_IOWQ_AFF, mask.cast(), cpusz as c_uint) }
+    unsafe { with_ring(ring, |r| register::register_iowq_aff(r, cpusz, mask)) }
 }
 
 /// Removes the io-wq CPU affinity.
@@ -335,7 +287,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_aff(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_iowq_aff(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_IOWQ_AFF, ptr::null(), 0) }
+    unsafe { with_ring(ring, |r| register::unregister_iowq_aff(r)) }
 }
 
 /// Sets (and returns the previous) bounded/unbounded io-wq worker limits.
@@ -351,7 +303,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
         return -libc::EFAULT;
     }
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, values.cast(), 2) }
+    unsafe { with_ring(ring, |r| register::register_iowq_max_workers(r, values)) }
 }
 
 /// Registers the ring fd so io_uring_enter can skip the fd lookup.
@@ -361,7 +313,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring_fields(ring, crate::ring_fd::register_ring_fd) }
+    unsafe { with_ring_fields(ring, ring_fd::register_ring_fd) }
 }
 
 /// Undoes io_uring_register_ring_fd.
@@ -371,7 +323,7 @@ pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring_fields(ring, crate::ring_fd::unregister_ring_fd) }
+    unsafe { with_ring_fields(ring, ring_fd::unregister_ring_fd) }
 }
 
 /// Closes the ring fd, keeping only its registered index.
@@ -381,7 +333,7 @@ pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_i
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_close_ring_fd(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, crate::lifecycle::close_ring_fd) }
+    unsafe { with_ring(ring, lifecycle::close_ring_fd) }
 }
 
 /// Registers a provided-buffer ring described by `reg` (`flags` are or-ed in).
@@ -394,11 +346,12 @@ pub unsafe extern "C" fn io_uring_register_buf_ring(
     reg: *mut io_uring_buf_reg,
     flags: c_uint,
 ) -> c_int {
-    if reg.is_null() {
-        return -libc::EFAULT;
-    }
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::register_buf_ring(r, reg, flags)) }
+    let Some(reg) = (unsafe { reg.as_mut() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract (the buffer ring `reg` describes).
+    unsafe { with_ring(ring, |r| buf_ring::register_buf_ring(r, reg, flags)) }
 }
 
 /// Unregisters provided-buffer ring group `bgid`.
@@ -408,7 +361,7 @@ pub unsafe extern "C" fn io_uring_register_buf_ring(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buf_ring(ring: *mut io_uring, bgid: c_int) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::unregister_buf_ring(r, bgid)) }
+    unsafe { with_ring(ring, |r| buf_ring::unregister_buf_ring(r, bgid)) }
 }
 
 /// Allocates and registers a provided-buffer ring; NULL with `*err` set on failure.
@@ -425,8 +378,8 @@ pub unsafe extern "C" fn io_uring_setup_buf_ring(
 ) -> *mut io_uring_buf_ring {
     // SAFETY: forwarded contract.
     let result = match unsafe { ring_mut(ring) } {
-        Some(r) => guard(Err(super::PANICKED), || {
-            reg::setup_buf_ring(r, nentries, bgid, flags)
+        Some(r) => guard(Err(PANICKED), || {
+            buf_ring::setup_buf_ring(r, nentries, bgid, flags)
         }),
         None => Err(-libc::EFAULT),
     };
@@ -456,7 +409,7 @@ pub unsafe extern "C" fn io_uring_free_buf_ring(
         return -libc::EFAULT;
     }
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::free_buf_ring(r, br, nentries, bgid)) }
+    unsafe { with_ring(ring, |r| buf_ring::free_buf_ring(r, br, nentries, bgid)) }
 }
 
 /// Cancels matching requests synchronously.
@@ -472,7 +425,7 @@ pub unsafe extern "C" fn io_uring_register_sync_cancel(
         return -libc::EFAULT;
     }
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_SYNC_CANCEL, reg.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::register_sync_cancel(r, reg)) }
 }
 
 /// Sets the range of fixed-file slots the kernel allocates from.
@@ -486,7 +439,7 @@ pub unsafe extern "C" fn io_uring_register_file_alloc_range(
     len: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::file_alloc_range(r, off, len)) }
+    unsafe { with_ring(ring, |r| fixed::register_file_alloc_range(r, off, len)) }
 }
 
 /// Restricts what a disabled ring may do once enabled.
@@ -500,7 +453,7 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
     nr_res: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_RESTRICTIONS, res.cast(), nr_res) }
+    unsafe { with_ring(ring, |r| register::register_restrictions(r, res, nr_res)) }
 }
 
 /// Enables a ring created with IORING_SETUP_R_DISABLED.
@@ -510,7 +463,7 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enable_rings(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::enable_rings(r)) }
+    unsafe { with_ring(ring, |r| register::enable_rings(r)) }
 }
 
 /// Reads the kernel's head of provided-buffer group `buf_group` into `*head`.
@@ -528,7 +481,7 @@ pub unsafe extern "C" fn io_uring_buf_ring_head(
         return -libc::EFAULT;
     };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| reg::buf_ring_head(r, buf_group, head)) }
+    unsafe { with_ring(ring, |r| buf_ring::buf_ring_head(r, buf_group, head)) }
 }
 
 /// Enables NAPI busy polling with the settings in `napi`.
@@ -541,7 +494,7 @@ pub unsafe extern "C" fn io_uring_register_napi(
     napi: *mut io_uring_napi,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_NAPI, napi.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::register_napi(r, napi)) }
 }
 
 /// Disables NAPI busy polling; the previous settings land in `napi`.
@@ -554,7 +507,7 @@ pub unsafe extern "C" fn io_uring_unregister_napi(
     napi: *mut io_uring_napi,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_UNREGISTER_NAPI, napi.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::unregister_napi(r, napi)) }
 }
 
 /// Selects the clock used for waits with timeouts.
@@ -567,7 +520,7 @@ pub unsafe extern "C" fn io_uring_register_clock(
     arg: *mut io_uring_clock_register,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_CLOCK, arg.cast(), 0) }
+    unsafe { with_ring(ring, |r| register::register_clock(r, arg)) }
 }
 
 /// Clones `nr` registered buffers of `src` (from `src_off`) into `dst` (at
@@ -591,7 +544,7 @@ pub unsafe extern "C" fn __io_uring_clone_buffers_offset(
     // SAFETY: forwarded contract.
     unsafe {
         with_ring(dst, |d| {
-            reg::clone_buffers(d, src, dst_off, src_off, nr, flags)
+            fixed::clone_buffers_with_flags(d, src, dst_off, src_off, nr, flags)
         })
     }
 }
@@ -611,15 +564,14 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
     flags: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
+    let Some(src) = (unsafe { src.as_ref() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
     unsafe {
-        __io_uring_clone_buffers_offset(
-            dst,
-            src,
-            dst_off,
-            src_off,
-            nr,
-            flags | IORING_REGISTER_SRC_REGISTERED,
-        )
+        with_ring(dst, |d| {
+            fixed::clone_buffers_offset(d, src, dst_off, src_off, nr, flags)
+        })
     }
 }
 
@@ -630,7 +582,11 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_clone_buffers(dst: *mut io_uring, src: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { __io_uring_clone_buffers_offset(dst, src, 0, 0, 0, IORING_REGISTER_SRC_REGISTERED) }
+    let Some(src) = (unsafe { src.as_ref() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(dst, |d| fixed::clone_buffers(d, src)) }
 }
 
 /// Clones all registered buffers of `src` into `dst` with `flags`.
@@ -644,7 +600,11 @@ pub unsafe extern "C" fn __io_uring_clone_buffers(
     flags: c_uint,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { __io_uring_clone_buffers_offset(dst, src, 0, 0, 0, flags) }
+    let Some(src) = (unsafe { src.as_ref() }) else {
+        return -libc::EFAULT;
+    };
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(dst, |d| fixed::clone_all_buffers_with_flags(d, src, flags)) }
 }
 
 /// Superseded by memory regions (io_uring_register_region): always
@@ -658,7 +618,7 @@ pub unsafe extern "C" fn io_uring_register_wait_reg(
     _reg: *mut io_uring_reg_wait,
     _nr: c_int,
 ) -> c_int {
-    -libc::EINVAL
+    register::register_wait_reg()
 }
 
 /// Registers a memory region (e.g. for registered wait arguments).
@@ -671,7 +631,7 @@ pub unsafe extern "C" fn io_uring_register_region(
     reg: *mut io_uring_mem_region_reg,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_MEM_REGION, reg.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::register_region(r, reg)) }
 }
 
 /// Registers a zero-copy receive interface queue.
@@ -684,7 +644,7 @@ pub unsafe extern "C" fn io_uring_register_ifq(
     reg: *mut io_uring_zcrx_ifq_reg,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_ZCRX_IFQ, reg.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::register_ifq(r, reg)) }
 }
 
 /// Zero-copy receive control operation.
@@ -697,7 +657,7 @@ pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(
     ctrl: *mut zcrx_ctrl,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_ZCRX_CTRL, ctrl.cast(), 0) }
+    unsafe { with_ring(ring, |r| register::register_zcrx_ctrl(r, ctrl)) }
 }
 
 /// Sends a MSG_RING request described by `sqe` without a source ring.
@@ -706,8 +666,8 @@ pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(
 /// `sqe` a valid struct io_uring_sqe.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_sync_msg(sqe: *mut io_uring_sqe) -> c_int {
-    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
-    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_SEND_MSG_RING, sqe.cast(), 1) }
+    // SAFETY: forwarded contract.
+    unsafe { register::register_sync_msg(sqe) }
 }
 
 /// Installs a BPF filter on the ring's requests.
@@ -720,7 +680,7 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter(
     bpf: *mut io_uring_bpf,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_raw(ring, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+    unsafe { with_ring(ring, |r| register::register_bpf_filter(r, bpf)) }
 }
 
 /// Installs a BPF filter for every ring of the calling task.
@@ -729,8 +689,8 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter(
 /// `bpf` a valid struct io_uring_bpf.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_bpf_filter_task(bpf: *mut io_uring_bpf) -> c_int {
-    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
-    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
+    // SAFETY: forwarded contract.
+    unsafe { register::register_bpf_filter_task(bpf) }
 }
 
 /// Queries io_uring capabilities (a chain of query headers).
@@ -739,6 +699,6 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter_task(bpf: *mut io_uring_bp
 /// `query` a valid struct io_uring_query_hdr chain.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_query(query: *mut io_uring_query_hdr) -> c_int {
-    // SAFETY: forwarded contract; fd -1 means "no ring" for this opcode.
-    unsafe { sys::io_uring_register(u32::MAX, IORING_REGISTER_QUERY, query.cast(), 0) }
+    // SAFETY: forwarded contract.
+    unsafe { register::register_query(query) }
 }

@@ -2,6 +2,8 @@
 
 use core::ffi::{c_char, c_int, c_uint};
 
+use core::mem::MaybeUninit;
+
 use super::{cqe_array, with_ring, with_ring_memory};
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
@@ -98,29 +100,21 @@ pub unsafe extern "C" fn rsuring_stats_format(
     buf: *mut c_char,
     len: usize,
 ) -> c_int {
-    if buf.is_null() && len != 0 {
+    let out: &mut [MaybeUninit<u8>] = if len == 0 {
+        &mut []
+    } else if buf.is_null() {
         return -libc::EFAULT;
-    }
-    let mut line = None;
+    } else {
+        // SAFETY: `buf` has `len` writable bytes (forwarded contract).
+        unsafe { core::slice::from_raw_parts_mut(buf.cast(), len) }
+    };
     // SAFETY: forwarded contract.
-    let ret = unsafe {
-        with_ring(ring, |r| {
-            line = lifecycle::stats_line(r);
-            0
+    unsafe {
+        with_ring(ring, |r| match lifecycle::stats_line(r) {
+            Some(line) => stats::format::copy_c_string(&line, out),
+            None => -libc::ENOENT,
         })
-    };
-    let Some(line) = line else {
-        return if ret < 0 { ret } else { -libc::ENOENT };
-    };
-    if len != 0 {
-        let n = line.len().min(len - 1);
-        // SAFETY: `buf` has `len` > n writable bytes (caller's contract).
-        unsafe {
-            core::ptr::copy_nonoverlapping(line.as_ptr(), buf.cast::<u8>(), n);
-            *buf.add(n) = 0;
-        }
     }
-    line.len().min(i32::MAX as usize) as c_int
 }
 
 /// Copies the ring's statistics into `*out`: 0, or `-ENOENT` when

@@ -17,12 +17,8 @@ pub unsafe extern "C" fn io_uring_queue_init(
     ring: *mut io_uring,
     flags: c_uint,
 ) -> c_int {
-    let mut p = io_uring_params {
-        flags,
-        ..Default::default()
-    };
     // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_params(entries, r, &mut p)) }
+    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init(entries, r, flags)) }
 }
 
 /// Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
@@ -88,11 +84,7 @@ pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut io_uring) -> c_int {
 /// Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
 #[no_mangle]
 pub extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
-    let p = io_uring_params {
-        flags,
-        ..Default::default()
-    };
-    guard(PANICKED as isize, || setup::mlock_size_params(entries, &p))
+    guard(PANICKED as isize, || setup::mlock_size(entries, flags))
 }
 
 /// Locked memory a ring described by `p` needs (0 on 5.12+ kernels).
@@ -143,11 +135,7 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
 /// Bytes of ring memory a ring of `entries` with setup `flags` occupies.
 #[no_mangle]
 pub extern "C" fn io_uring_memory_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
-    let p = io_uring_params {
-        flags,
-        ..Default::default()
-    };
-    guard(PANICKED as isize, || setup::memory_size_params(entries, &p))
+    guard(PANICKED as isize, || setup::memory_size(entries, flags))
 }
 
 /// Bytes of ring memory a ring described by `p` occupies.

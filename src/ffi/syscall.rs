@@ -3,11 +3,7 @@
 use core::ffi::{c_int, c_uint, c_void};
 
 use crate::sys::{self, io_uring_params};
-
-/// Major version of the liburing API this library implements.
-pub const VERSION_MAJOR: c_int = 2;
-/// Minor version of the liburing API this library implements.
-pub const VERSION_MINOR: c_int = 15;
+use crate::{transparent, version};
 
 /// io_uring_setup(2); `-errno` on failure.
 ///
@@ -37,7 +33,7 @@ pub unsafe extern "C" fn io_uring_enter(
 ) -> c_int {
     // SAFETY: the kernel validates the fd and copies the mask.
     unsafe {
-        crate::transparent::enter_by_fd(
+        transparent::enter_by_fd(
             fd,
             to_submit,
             min_complete,
@@ -62,7 +58,7 @@ pub unsafe extern "C" fn io_uring_enter2(
     sz: usize,
 ) -> c_int {
     // SAFETY: forwarded contract; the kernel validates the rest.
-    unsafe { crate::transparent::enter_by_fd(fd, to_submit, min_complete, flags, arg, sz) }
+    unsafe { transparent::enter_by_fd(fd, to_submit, min_complete, flags, arg, sz) }
 }
 
 /// io_uring_register(2); `-errno` on failure.
@@ -83,18 +79,18 @@ pub unsafe extern "C" fn io_uring_register(
 /// The liburing major version this library provides.
 #[no_mangle]
 pub extern "C" fn io_uring_major_version() -> c_int {
-    VERSION_MAJOR
+    version::MAJOR
 }
 
 /// The liburing minor version this library provides.
 #[no_mangle]
 pub extern "C" fn io_uring_minor_version() -> c_int {
-    VERSION_MINOR
+    version::MINOR
 }
 
 /// True when this library is OLDER than `major.minor` (liburing's meaning:
 /// "the check fails").
 #[no_mangle]
 pub extern "C" fn io_uring_check_version(major: c_int, minor: c_int) -> bool {
-    major > VERSION_MAJOR || (major == VERSION_MAJOR && minor > VERSION_MINOR)
+    version::older_than(major, minor)
 }

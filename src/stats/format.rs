@@ -165,6 +165,21 @@ fn json_string(w: &str) -> String {
     s
 }
 
+/// Copies `line` into a C caller's buffer as snprintf does: truncated to
+/// `out.len() - 1` bytes and NUL-terminated when `out` is not empty.
+/// Returns the length of the whole line (a result >= `out.len()` means it
+/// was truncated), at most `i32::MAX`.
+pub fn copy_c_string(line: &str, out: &mut [core::mem::MaybeUninit<u8>]) -> i32 {
+    if let Some(room) = out.len().checked_sub(1) {
+        let n = line.len().min(room);
+        for (slot, &b) in out.iter_mut().zip(&line.as_bytes()[..n]) {
+            slot.write(b);
+        }
+        out[n].write(0);
+    }
+    line.len().min(i32::MAX as usize) as i32
+}
+
 /// Parses a `key=value` line into its fields (for tools and tests).
 pub fn parse_line(line: &str) -> Vec<(String, String)> {
     line.split_whitespace()
@@ -237,6 +252,30 @@ mod tests {
         let t = text("x", &ring_fields(1, &info, &c, None));
         assert!(t.contains(" sqpoll=own poller_cpu=1 "), "{t}");
         assert!(!t.contains("end="), "{t}");
+    }
+
+    #[test]
+    fn c_strings_are_truncated_and_terminated_as_snprintf_does() {
+        use core::mem::MaybeUninit;
+        let read = |out: &[MaybeUninit<u8>], n: usize| -> Vec<u8> {
+            // SAFETY: copy_c_string wrote the first n bytes.
+            out[..n]
+                .iter()
+                .map(|b| unsafe { b.assume_init() })
+                .collect()
+        };
+        let mut out = [MaybeUninit::new(b'x'); 8];
+        assert_eq!(copy_c_string("abc", &mut out), 3);
+        assert_eq!(read(&out, 4), b"abc\0");
+        assert_eq!(
+            copy_c_string("abcdefghij", &mut out),
+            10,
+            "the whole length"
+        );
+        assert_eq!(read(&out, 8), b"abcdefg\0");
+        assert_eq!(copy_c_string("abc", &mut out[..1]), 3);
+        assert_eq!(read(&out, 1), b"\0");
+        assert_eq!(copy_c_string("abc", &mut []), 3, "nothing written");
     }
 
     #[test]
