@@ -1,7 +1,9 @@
 //! rsuring: a liburing-compatible io_uring library with a C ABI.
 //!
 //! Layers, each module importing only from the layers before it (never
-//! from its own, never from later ones):
+//! from its own, never from later ones; tests/layering.rs reads this list
+//! and every `crate::` path of src/ and fails on a cycle or on an import
+//! against this order):
 //!
 //! 1. [`sys`], [`version`] — raw system calls and kernel types; the API
 //!    version.

@@ -10,7 +10,7 @@
 //! [`LiveRing`] (every load and store of a kernel-shared ring word);
 //! `crate::queue` adds the hot paths to [`LiveRing`]. Every other module
 //! offers free functions that take the ring, so each use of a module shows
-//! as an import.
+//! as an import (checked by tests/layering.rs).
 
 #![allow(non_camel_case_types)]
 
