@@ -359,7 +359,9 @@ impl Library {
         assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
         let p = self.sym(name);
         assert!(!p.is_null(), "dlsym {name}: {}", dlerror());
-        std::mem::transmute_copy(&p)
+        // SAFETY: F is a function pointer type of this size (asserted) and
+        // `name`'s prototype (forwarded contract).
+        unsafe { std::mem::transmute_copy(&p) }
     }
 
     /// The function `name@version` as a `F`, as `func` does.
@@ -370,7 +372,8 @@ impl Library {
         assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
         let p = self.vsym(name, version);
         assert!(!p.is_null(), "dlvsym {name}@{version}: {}", dlerror());
-        std::mem::transmute_copy(&p)
+        // SAFETY: as in `func`.
+        unsafe { std::mem::transmute_copy(&p) }
     }
 }
 
@@ -380,6 +383,7 @@ fn dlerror() -> String {
     if e.is_null() {
         "(no error)".into()
     } else {
+        // SAFETY: non-null, so a NUL-terminated string until the next dl call.
         unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
     }
 }

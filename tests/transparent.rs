@@ -45,11 +45,8 @@ fn require_root() {
     static ROOT: Once = Once::new();
     ROOT.call_once(|| {
         // SAFETY: geteuid has no preconditions.
-        assert_eq!(
-            unsafe { libc::geteuid() },
-            0,
-            "these tests switch users and must run as root"
-        );
+        let euid = unsafe { libc::geteuid() };
+        assert_eq!(euid, 0, "these tests switch users and must run as root");
     });
 }
 
