@@ -1,5 +1,11 @@
 //! The hot paths: getting SQEs, submitting, and finding completions.
 //!
+//! Layer 5 (see lib.rs). The hot paths are methods of [`LiveRing`], the
+//! only ring methods outside ring.rs: the ring words through ring.rs's
+//! accessors, the extensions (statistics, transparent SQPOLL, shared
+//! pollers, automatic ring fds) through their modules' functions, behind
+//! one test of `rs_flags` that is zero on a plain ring.
+//!
 //! The state machine is liburing's, because inline code compiled against
 //! liburing's header shares it: `sq.sqe_tail` is the next SQE handed out,
 //! `sq.sqe_head` what has been published to the kernel's tail; the CQ head is

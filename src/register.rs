@@ -5,6 +5,9 @@
 //! resizing are here; fixed files and buffers are [`fixed`], provided-buffer
 //! rings [`buf_ring`], registered ring fds `crate::ring_fd`.
 //!
+//! Layer 3 (see lib.rs). Functions taking the plain [`io_uring`]: a
+//! registration reads only its fds and flags.
+//!
 //! Pointer arguments are the application's, passed to the kernel as they
 //! are: the kernel checks their addresses (`-EFAULT`) and reads or writes
 //! them as the operation defines. Each `unsafe` function's contract is only

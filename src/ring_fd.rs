@@ -1,6 +1,9 @@
 //! Registered ring fds: the application's own (`io_uring_register_ring_fd`)
 //! and the ones rsuring makes invisibly for single-issuer rings.
 //!
+//! Layer 4 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
+//! flags and token change, no ring memory is touched.
+//!
 //! The kernel keeps registered ring fds in a small table per task (16
 //! slots); an io_uring_enter that passes a slot index instead of the fd
 //! skips the fd-table lookup. A registration made by the library on the

@@ -1,6 +1,11 @@
 //! Ring mapping: creating a kernel ring and mapping its memory, unmapping
 //! it, and the sizes and layouts involved. No policy lives here (see
 //! `crate::lifecycle` for what init and exit add on top).
+//!
+//! Layer 3 (see lib.rs). Functions taking the plain [`io_uring`]: this is
+//! the module that sets and replaces a ring's pointers (where the kernel's
+//! words are within a mapping is `crate::ring`'s); the ring methods are
+//! ring.rs's and queue.rs's.
 
 use core::ffi::{c_int, c_void};
 use core::ptr;

@@ -1,6 +1,12 @@
 //! Per-CPU shared SQPOLL: every ring of the process bound to the same CPU
 //! shares one kernel SQ poll thread.
 //!
+//! Layer 4 (see lib.rs): the poller registry and [`map_shared_ring`], which
+//! maps a ring into its CPU's group. When a ring shares a poller (the
+//! SQPOLL_PERCPU flag, `RSURING_SQPOLL*`) is the policy's decision, in
+//! `crate::lifecycle`. Functions on the plain [`io_uring`] (its fd and the
+//! address of its SQ head identify a member; nothing is dereferenced).
+//!
 //! The kernel shares an SQ thread between SQPOLL rings of one process when a
 //! ring is created with IORING_SETUP_ATTACH_WQ and `wq_fd` naming a live ring
 //! that already has one. This module keeps, per CPU (or for the one unbound

@@ -1,5 +1,10 @@
 //! Per-ring statistics.
 //!
+//! Layer 3 (see lib.rs). Functions taking a `LiveRing` (the counters are
+//! reached through it): queue calls the counting ones, the lifecycle
+//! `enable`, `release` and the hooks, passing the ring's poller group in
+//! (the registry is a later layer). No ring methods here.
+//!
 //! **When.** Statistics are on for every ring the application sets up when
 //! `RSURING_STATS` is set to a true boolean word (stderr) or to `json:PATH`
 //! (JSON lines appended to PATH), and for one ring after

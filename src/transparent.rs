@@ -2,6 +2,10 @@
 //! without SQPOLL gets a shared kernel SQ poll thread, and the program must
 //! not be able to tell, except by speed.
 //!
+//! Layer 4 (see lib.rs). Which rings get it is decided in
+//! `crate::lifecycle` with [`eligible`]; the enters here watch the ring's SQ
+//! words through an [`SqView`] taken of a `LiveRing`.
+//!
 //! The kernel's SQ thread runs requests with its creator's credentials and
 //! in its creator's address space and file table, consumes SQEs on its own
 //! schedule, and makes `io_uring_enter` report `to_submit` whatever

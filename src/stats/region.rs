@@ -61,8 +61,8 @@ pub struct Registry {
     region: *mut Region,
     /// The region is the file under /dev/shm (not private memory).
     published: bool,
-    /// The atfork handlers are installed (inherited by children). The
-    /// process-exit report is the statistics module's (`super`).
+    /// The atfork handlers are installed (inherited by children). (The
+    /// process-exit report is installed by `super::enable`.)
     handlers: bool,
     local: [Local; CAPACITY],
 }
