@@ -45,8 +45,10 @@
 #define RWF_DONTCACHE	0x00000080
 #endif
 
-/* Largest reap_batch / sqthread_poll_cpu accepted before the job starts. */
+/* Largest reap_batch accepted before the job starts. */
 #define RSE_MAX_REAP_BATCH	65536U
+/* The kernel's largest SQ (IORING_MAX_ENTRIES). */
+#define RSE_MAX_SQ_ENTRIES	32768U
 
 struct rse_options {
 	void *pad;	/* fio treats an option at offset 0 as "no storage" */
@@ -413,6 +415,42 @@ static void rse_prep_rw(struct thread_data *td, struct rse_data *ld,
 	sqe->ioprio = io_u->ioprio;
 }
 
+static int rse_commit(struct thread_data *td);
+
+/*
+ * The next free SQE. rse_setup_ring sizes the SQ so that fio's iodepth
+ * requests always fit (see there); should the SQ still look full, wait
+ * for room instead of handing fio a BUSY: with an SQ thread, until the
+ * kernel publishes a new SQ head; without one, by submitting what is
+ * queued. NULL only on a ring error, with the job's error set.
+ */
+static struct io_uring_sqe *rse_get_sqe(struct thread_data *td,
+					struct rse_data *ld)
+{
+	for (;;) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&ld->ring);
+		int ret;
+
+		if (sqe)
+			return sqe;
+		if (ld->ring_flags & IORING_SETUP_SQPOLL) {
+			ret = io_uring_sqring_wait(&ld->ring);
+			if (ret >= 0 || ret == -EINTR || ret == -EAGAIN)
+				continue;
+			td_verror(td, -ret, "io_uring_sqring_wait");
+			return NULL;
+		}
+		if (!ld->nr_pending) {
+			/* Without an SQ thread only our own SQEs fill it. */
+			td_verror(td, EBUSY, "io_uring_get_sqe: SQ full with"
+				  " nothing queued");
+			return NULL;
+		}
+		if (rse_commit(td) < 0)
+			return NULL;
+	}
+}
+
 static enum fio_q_status rse_queue(struct thread_data *td, struct io_u *io_u)
 {
 	struct rse_data *ld = td->io_ops_data;
@@ -446,9 +484,16 @@ static enum fio_q_status rse_queue(struct thread_data *td, struct io_u *io_u)
 		return FIO_Q_COMPLETED;
 	}
 
-	sqe = io_uring_get_sqe(&ld->ring);
-	if (!sqe)
-		return FIO_Q_BUSY;
+	/*
+	 * Never FIO_Q_BUSY: fio 3.33 draws a new verify seed for a write it
+	 * requeues, and a mixed read/write job then reads back blocks whose
+	 * seeds no longer match its expectations.
+	 */
+	sqe = rse_get_sqe(td, ld);
+	if (!sqe) {
+		io_u->error = td->error ? td->error : EBUSY;
+		return FIO_Q_COMPLETED;
+	}
 
 	fd = ld->fixed_files ? f->fileno : f->fd;
 
@@ -628,8 +673,22 @@ static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
 		0,
 	};
 	unsigned int base = IORING_SETUP_SUBMIT_ALL;
-	unsigned int i, tries = 1;
+	unsigned int i, tries = 1, entries = ld->depth;
 	int ret = -EINVAL;
+
+	/*
+	 * An SQ thread posts the completions of a submission batch before
+	 * it publishes the SQ head that frees the batch's slots, so the job
+	 * can reap a request and queue the next one while that request's
+	 * slot still counts as used. A batch holds at most the SQEs that
+	 * were in the SQ when it started, at most iodepth: the SQ never
+	 * shows more than 2 x iodepth - 1 slots used, and 2 x iodepth
+	 * entries always leave one free. Without an SQ thread the head only
+	 * moves inside our own io_uring_submit and iodepth is enough.
+	 */
+	if (o->sqpoll)
+		entries = ld->depth <= RSE_MAX_SQ_ENTRIES / 2 ?
+			  2 * ld->depth : RSE_MAX_SQ_ENTRIES;
 
 	if (o->hipri)
 		base |= IORING_SETUP_IOPOLL;
@@ -649,7 +708,7 @@ static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
 		memset(&p, 0, sizeof(p));
 		p.flags = base | (o->defer_taskrun ? deferred[i] : 0);
 		p.sq_thread_cpu = o->sqpoll_cpu;
-		ret = io_uring_queue_init_params(ld->depth, &ld->ring, &p);
+		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
 		if (ret != -EINVAL)
 			break;
 		/* SUBMIT_ALL is a convenience; retry once without it. */
@@ -657,7 +716,7 @@ static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
 		p.flags = (base & ~IORING_SETUP_SUBMIT_ALL) |
 			  (o->defer_taskrun ? deferred[i] : 0);
 		p.sq_thread_cpu = o->sqpoll_cpu;
-		ret = io_uring_queue_init_params(ld->depth, &ld->ring, &p);
+		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
 		if (ret != -EINVAL)
 			break;
 	}

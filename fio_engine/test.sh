@@ -132,6 +132,39 @@ for target in file loop; do
 		--size=16M --offset_increment=16M
 done
 
+# ---- SQ head published late (an SQ thread preempted mid-batch) -----------
+# tests/late_sq_head.c shows every SQPOLL ring's SQ head 200 us late, so the
+# SQ looks full while completions for its slots are already reaped. The
+# engine must wait for room, never answer FIO_Q_BUSY: fio 3.33 draws a new
+# verify seed for a requeued write and a mixed job then fails its verify.
+# fio's debug log names every requeue; there must be none.
+SHIM=$WORK/late_sq_head.so
+if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
+	-o "$SHIM" "$HERE/tests/late_sq_head.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
+	for rw in randrw rw randwrite; do
+		for qd in 1 16; do
+			name="late SQ head: sqthread_poll $rw iodepth=$qd, no requeue, verify"
+			log=$WORK/late.txt
+			if LD_PRELOAD=$SHIM "$FIO" --name=l --ioengine="$E" \
+				--directory="$WORK" --size=8M --bs=4k --rw=$rw \
+				--iodepth=$qd --verify=crc32c --sqthread_poll=1 \
+				--debug=io >"$log" 2>&1 &&
+			   grep -q '^late_sq_head: SQ head shown' "$log" &&
+			   ! grep -q 'requeue' "$log" &&
+			   grep -q 'err= 0' "$log"; then
+				ok "$name"
+			else
+				echo "requeues: $(grep -c requeue "$log")" >>"$log"
+				grep -v '^io ' "$log" >"$log.short"
+				bad "$name" "$log.short"
+			fi
+			rm -f "$WORK"/l.*
+		done
+	done
+else
+	bad "build tests/late_sq_head.c" "$WORK/shim.txt"
+fi
+
 # ---- one SQ thread for four jobs ----------------------------------------
 # Max number of iou-sqp threads of fio's process seen while it runs.
 count_sqp() {
