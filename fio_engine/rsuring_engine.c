@@ -9,6 +9,8 @@
  *
  *   fio --ioengine=external:fio_engine/build/rsuring-engine.so ...
  *
+ * The options are in engine_options.c.
+ *
  * Written against fio's external engine interface (ioengines.h: struct
  * ioengine_ops, FIO_IOOPS_VERSION; parse.h: struct fio_option) and compiled
  * by build.sh against the headers and config-host.h of the same fio tree
@@ -35,8 +37,7 @@
 #include <unistd.h>
 #include <linux/falloc.h>
 
-#include "fio.h"
-#include "optgroup.h"
+#include "engine.h"
 
 #include <rsuring.h>
 
@@ -45,28 +46,8 @@
 #define RWF_DONTCACHE	0x00000080
 #endif
 
-/* Largest reap_batch accepted before the job starts. */
-#define RSE_MAX_REAP_BATCH	65536U
 /* The kernel's largest SQ (IORING_MAX_ENTRIES). */
 #define RSE_MAX_SQ_ENTRIES	32768U
-
-struct rse_options {
-	void *pad;	/* fio treats an option at offset 0 as "no storage" */
-	unsigned int hipri;
-	unsigned int fixedbufs;
-	unsigned int registerfiles;
-	unsigned int sqpoll;
-	unsigned int sqpoll_cpu;
-	unsigned int sqpoll_cpu_set;
-	unsigned int sqpoll_percpu;
-	unsigned int nonvectored;	/* (unsigned)-1: probe the kernel */
-	unsigned int uncached;
-	unsigned int nowait;
-	unsigned int force_async;
-	unsigned int reap_batch;
-	unsigned int defer_taskrun;
-	unsigned int ring_stats;
-};
 
 struct rse_data {
 	struct io_uring ring;
@@ -89,177 +70,6 @@ struct rse_data {
 
 	unsigned long long getevents_calls;	/* for ring_stats */
 	unsigned long long events_reaped;
-};
-
-static int rse_sqpoll_cpu_cb(void *data, unsigned long long *val)
-{
-	struct rse_options *o = data;
-	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
-
-	if (*val >= (unsigned long long) (ncpus > 0 ? ncpus : INT_MAX)) {
-		log_err("rsuring: sqthread_poll_cpu=%lld: no such CPU (0..%ld)\n",
-			(long long) *val, ncpus - 1);
-		return 1;
-	}
-	o->sqpoll_cpu = (unsigned int) *val;
-	o->sqpoll_cpu_set = 1;
-	return 0;
-}
-
-static int rse_reap_batch_cb(void *data, unsigned long long *val)
-{
-	struct rse_options *o = data;
-
-	if (*val > RSE_MAX_REAP_BATCH) {
-		log_err("rsuring: reap_batch=%lld: must be 0..%u\n",
-			(long long) *val, RSE_MAX_REAP_BATCH);
-		return 1;
-	}
-	o->reap_batch = (unsigned int) *val;
-	return 0;
-}
-
-static struct fio_option options[] = {
-	/* Same names, types and meaning as fio's io_uring engine. */
-	{
-		.name	= "hipri",
-		.lname	= "High Priority",
-		.type	= FIO_OPT_STR_SET,
-		.off1	= offsetof(struct rse_options, hipri),
-		.help	= "Use polled IO completions",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "fixedbufs",
-		.lname	= "Fixed (pre-mapped) IO buffers",
-		.type	= FIO_OPT_STR_SET,
-		.off1	= offsetof(struct rse_options, fixedbufs),
-		.help	= "Pre map IO buffers",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "registerfiles",
-		.lname	= "Register file set",
-		.type	= FIO_OPT_STR_SET,
-		.off1	= offsetof(struct rse_options, registerfiles),
-		.help	= "Pre-open/register files",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "sqthread_poll",
-		.lname	= "Kernel SQ thread polling",
-		.type	= FIO_OPT_STR_SET,
-		.off1	= offsetof(struct rse_options, sqpoll),
-		.help	= "Offload submission/completion to kernel thread",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "sqthread_poll_cpu",
-		.lname	= "SQ Thread Poll CPU",
-		.type	= FIO_OPT_INT,
-		.cb	= rse_sqpoll_cpu_cb,
-		.help	= "What CPU to run SQ thread polling on",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "nonvectored",
-		.lname	= "Non-vectored",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct rse_options, nonvectored),
-		.def	= "-1",
-		.help	= "Use non-vectored read/write commands",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "uncached",
-		.lname	= "Uncached",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct rse_options, uncached),
-		.help	= "Use RWF_UNCACHED for buffered read/writes"
-			  " (RWF_DONTCACHE, Linux 6.14+)",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "nowait",
-		.lname	= "RWF_NOWAIT",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct rse_options, nowait),
-		.help	= "Use RWF_NOWAIT for reads/writes",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "force_async",
-		.lname	= "Force async",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct rse_options, force_async),
-		.help	= "Set IOSQE_ASYNC every N requests",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	/* rsuring extensions. */
-	{
-		.name	= "sqthread_poll_percpu",
-		.lname	= "Shared per-CPU SQ thread",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct rse_options, sqpoll_percpu),
-		.def	= "0",
-		.help	= "Implies sqthread_poll. The rings of all jobs polled on"
-			  " the same CPU (sqthread_poll_cpu) share ONE kernel SQ"
-			  " thread (IORING_SETUP_SQPOLL_PERCPU). The kernel shares"
-			  " SQ threads only within one process: run the jobs as"
-			  " threads (thread=1), forked jobs each get their own",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "reap_batch",
-		.lname	= "Completions per reap",
-		.type	= FIO_OPT_INT,
-		.cb	= rse_reap_batch_cb,
-		.def	= "0",
-		.help	= "Minimum completions to wait for in one blocking reap"
-			  " (capped at the I/Os in flight); 0: fio's own minimum"
-			  " (iodepth_batch_complete_min)",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "defer_taskrun",
-		.lname	= "Single issuer, deferred task work",
-		.type	= FIO_OPT_INT,
-		.off1	= offsetof(struct rse_options, defer_taskrun),
-		.def	= "-1",
-		.help	= "1: create the ring with IORING_SETUP_SINGLE_ISSUER |"
-			  " DEFER_TASKRUN, so completions run in one batch when"
-			  " the job reaps (not with sqthread_poll); 0: a plain"
-			  " ring; default: 1 without sqthread_poll, as fio's"
-			  " io_uring engine does",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= "ring_stats",
-		.lname	= "Ring statistics",
-		.type	= FIO_OPT_BOOL,
-		.off1	= offsetof(struct rse_options, ring_stats),
-		.def	= "0",
-		.help	= "Print the job's ring statistics (SQEs, CQEs,"
-			  " io_uring_enter calls, reap batches) to stderr when it"
-			  " ends; also on with RSURING_STATS=1",
-		.category = FIO_OPT_C_ENGINE,
-		.group	= FIO_OPT_G_IOURING,
-	},
-	{
-		.name	= NULL,
-	},
 };
 
 /* ---- completions ------------------------------------------------------ */
@@ -302,10 +112,11 @@ static int rse_getevents(struct thread_data *td, unsigned int min,
 	 * submitted: fio commits before a blocking getevents). A poll
 	 * (min == 0) stays a poll.
 	 */
-	if (min && o->reap_batch > min) {
+	if (min && (unsigned int) o->reap_batch > min) {
 		unsigned int in_flight = td->cur_depth;
+		unsigned int batch = (unsigned int) o->reap_batch;
 
-		min = o->reap_batch < in_flight ? o->reap_batch : in_flight;
+		min = batch < in_flight ? batch : in_flight;
 		if (max < min)
 			max = min;
 	}
@@ -526,7 +337,8 @@ static enum fio_q_status rse_queue(struct thread_data *td, struct io_u *io_u)
 
 	if (ld->fixed_files)
 		sqe->flags |= IOSQE_FIXED_FILE;
-	if (o->force_async && ++ld->since_async >= o->force_async) {
+	if (o->force_async &&
+	    ++ld->since_async >= (unsigned int) o->force_async) {
 		ld->since_async = 0;
 		sqe->flags |= IOSQE_ASYNC;
 	}
@@ -605,11 +417,24 @@ static int rse_commit(struct thread_data *td)
 
 /* ---- setup ------------------------------------------------------------ */
 
+/*
+ * Fails the job with a message that fio prints in its error line (fio
+ * shows a bare td->error as "err=1/" and nothing more).
+ */
+static int rse_fail(struct thread_data *td, int err, const char *msg)
+{
+	td_vmsg(td, err, msg, "rsuring");
+	return 1;
+}
+
 static int rse_init(struct thread_data *td)
 {
 	struct rse_options *o = td->eo;
 	struct rse_data *ld;
 	unsigned int depth = td->o.iodepth ? td->o.iodepth : 1;
+
+	if (o->bad_value[0])
+		return rse_fail(td, EINVAL, o->bad_value);
 
 	if (o->sqpoll_percpu) {
 		o->sqpoll = 1;
@@ -619,21 +444,18 @@ static int rse_init(struct thread_data *td)
 				 " forked jobs (thread=0) each job has its own\n",
 				 td->o.name);
 	}
-	if (o->defer_taskrun == (unsigned int) -1)
+	if (o->defer_taskrun == -1)
 		o->defer_taskrun = !o->sqpoll;
-	if (o->defer_taskrun && o->sqpoll) {
-		log_err("rsuring: defer_taskrun cannot be combined with"
-			" sqthread_poll: with an SQ thread the job does not run"
-			" its own task work\n");
-		return 1;
-	}
+	if (o->defer_taskrun && o->sqpoll)
+		return rse_fail(td, EINVAL, "defer_taskrun=1 cannot be combined"
+				" with sqthread_poll");
 	/* As fio's io_uring engine: SQ thread submission uses fixed files. */
 	if (o->sqpoll)
 		o->registerfiles = 1;
 
 	ld = calloc(1, sizeof(*ld));
 	if (!ld)
-		return 1;
+		return rse_fail(td, ENOMEM, "no memory for the engine's state");
 	ld->depth = depth;
 	ld->io_us = calloc(depth, sizeof(*ld->io_us));
 	ld->iovecs = calloc(depth, sizeof(*ld->iovecs));
@@ -642,10 +464,8 @@ static int rse_init(struct thread_data *td)
 	ld->events = calloc(depth, sizeof(*ld->events));
 	td->io_ops_data = ld;
 	if (!ld->io_us || !ld->iovecs || !ld->pending || !ld->cqes ||
-	    !ld->events) {
-		td_verror(td, ENOMEM, "rsuring init");
-		return 1;
-	}
+	    !ld->events)
+		return rse_fail(td, ENOMEM, "no memory for the engine's state");
 	return 0;
 }
 
@@ -654,9 +474,11 @@ static int rse_io_u_init(struct thread_data *td, struct io_u *io_u)
 	struct rse_data *ld = td->io_ops_data;
 
 	if (io_u->index >= ld->depth) {
-		log_err("rsuring: io_u index %u beyond iodepth %u\n",
-			io_u->index, ld->depth);
-		return 1;
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "io_u index %u beyond iodepth %u",
+			 io_u->index, ld->depth);
+		return rse_fail(td, EINVAL, msg);
 	}
 	ld->io_us[io_u->index] = io_u;
 	return 0;
@@ -707,7 +529,7 @@ static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
 
 		memset(&p, 0, sizeof(p));
 		p.flags = base | (o->defer_taskrun ? deferred[i] : 0);
-		p.sq_thread_cpu = o->sqpoll_cpu;
+		p.sq_thread_cpu = (unsigned int) o->sqpoll_cpu;
 		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
 		if (ret != -EINVAL)
 			break;
@@ -715,7 +537,7 @@ static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
 		memset(&p, 0, sizeof(p));
 		p.flags = (base & ~IORING_SETUP_SUBMIT_ALL) |
 			  (o->defer_taskrun ? deferred[i] : 0);
-		p.sq_thread_cpu = o->sqpoll_cpu;
+		p.sq_thread_cpu = (unsigned int) o->sqpoll_cpu;
 		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
 		if (ret != -EINVAL)
 			break;
@@ -740,7 +562,7 @@ static void rse_probe_nonvectored(struct rse_data *ld, struct rse_options *o)
 {
 	struct io_uring_probe *probe;
 
-	if (o->nonvectored != (unsigned int) -1)
+	if (o->nonvectored != -1)
 		return;
 	o->nonvectored = 0;
 	probe = io_uring_get_probe_ring(&ld->ring);
@@ -786,9 +608,11 @@ static int rse_post_init(struct thread_data *td)
 	if (o->fixedbufs) {
 		for (i = 0; i < ld->depth; i++) {
 			if (!ld->io_us[i]) {
-				log_err("rsuring: fixedbufs: io_u %u missing\n",
-					i);
-				return 1;
+				char msg[96];
+
+				snprintf(msg, sizeof(msg), "fixedbufs: fio set"
+					 " up no io_u %u", i);
+				return rse_fail(td, EINVAL, msg);
 			}
 			ld->iovecs[i].iov_base = ld->io_us[i]->buf;
 			ld->iovecs[i].iov_len = td_max_bs(td);
@@ -913,6 +737,6 @@ struct ioengine_ops ioengine = {
 	.open_file		= rse_open_file,
 	.close_file		= rse_close_file,
 	.get_file_size		= generic_get_file_size,
-	.options		= options,
+	.options		= rse_options_table,
 	.option_struct_size	= sizeof(struct rse_options),
 };

@@ -1,0 +1,71 @@
+"""Running one fio process and reading what it did: shared by the verify
+matrix (verify_matrix.py) and the engine comparison (compare.py)."""
+import json
+import os
+import subprocess
+import time
+
+
+def ring_sq_threads(pid):
+    """The SQ poll thread of each io_uring fd that process pid has open now,
+    from the kernel's fdinfo ("SqThread:"). Counting iou-sqp threads instead
+    would also count io-wq workers an SQ thread has just created: they keep
+    its name until they first run."""
+    threads = []
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return threads
+    for fd in fds:
+        try:
+            if "io_uring" not in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                for line in f:
+                    if line.startswith("SqThread:"):
+                        threads.append(int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    return threads
+
+
+class FioRun:
+    """What one fio process did."""
+
+    def __init__(self, returncode, log, rings, sq_threads, cpu_s):
+        self.returncode = returncode
+        self.log = log
+        # Most SQPOLL rings open at once, and most distinct SQ threads
+        # behind the rings open at one time.
+        self.rings = rings
+        self.sq_threads = sq_threads
+        # User + system CPU time of the whole process: every job thread,
+        # fio's helper threads and the kernel SQ threads it owns.
+        self.cpu_s = cpu_s
+
+
+def run_fio(fio, args, out_json, env=None, sample_s=0.002):
+    """Runs fio with a JSON report in out_json, sampling its SQ threads."""
+    p = subprocess.Popen([fio, "--output-format=json", f"--output={out_json}"] + args,
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    rings = threads = 0
+    while True:
+        # Not p.poll(): it would reap the child and lose its rusage.
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        now = ring_sq_threads(p.pid)
+        rings = max(rings, len(now))
+        threads = max(threads, len(set(now)))
+        time.sleep(sample_s)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    log = p.stdout.read().decode(errors="replace")
+    p.stdout.close()
+    return FioRun(p.returncode, log, rings, threads, usage.ru_utime + usage.ru_stime)
+
+
+def read_report(out_json):
+    """The list of jobs of a fio JSON report (fio may print notes first)."""
+    with open(out_json) as f:
+        text = f.read()
+    return json.loads(text[text.index("{"):])["jobs"]
