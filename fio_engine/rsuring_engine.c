@@ -91,6 +91,35 @@ static void rse_complete_io_u(struct io_u *io_u, int res)
 }
 
 /*
+ * The completions a blocking reap waits for: fio's min, raised to
+ * reap_batch (bounded by the I/Os in flight, all submitted: fio commits
+ * before a blocking getevents).
+ */
+static unsigned int rse_reap_min(struct thread_data *td,
+				 struct rse_options *o, unsigned int min)
+{
+	unsigned int batch = (unsigned int) o->reap_batch;
+
+	if (min && batch > min)
+		min = batch < td->cur_depth ? batch : td->cur_depth;
+	return min;
+}
+
+/*
+ * The min fio passes to getevents when its queue is full (backend.c,
+ * wait_for_completions): iodepth_batch_complete_min, at least 1, at most
+ * what is in flight.
+ */
+static unsigned int rse_fio_reap_min(struct thread_data *td)
+{
+	unsigned int min = td->o.iodepth_batch_complete_min;
+
+	if (min > td->cur_depth)
+		min = td->cur_depth;
+	return min ? min : 1;
+}
+
+/*
  * fio's getevents(min, max, t): return between min and max completions;
  * with a timeout t, return what is there when it passes (fio only ever
  * passes t = 0 with min = 0: "poll without blocking").
@@ -112,14 +141,9 @@ static int rse_getevents(struct thread_data *td, unsigned int min,
 	 * submitted: fio commits before a blocking getevents). A poll
 	 * (min == 0) stays a poll.
 	 */
-	if (min && (unsigned int) o->reap_batch > min) {
-		unsigned int in_flight = td->cur_depth;
-		unsigned int batch = (unsigned int) o->reap_batch;
-
-		min = batch < in_flight ? batch : in_flight;
-		if (max < min)
-			max = min;
-	}
+	min = rse_reap_min(td, o, min);
+	if (max < min)
+		max = min;
 	if (max > ld->depth)
 		max = ld->depth;
 	if (min > max)
@@ -369,14 +393,33 @@ static void rse_mark_issued(struct thread_data *td, struct rse_data *ld,
 	io_u_mark_submit(td, nr);
 }
 
+/*
+ * fio's commit: every queued SQE goes to the kernel before it returns.
+ *
+ * When no io_u is left free (fio's own queue_full()), fio's next step is
+ * a getevents that waits for completions; the submission then waits for
+ * them too (io_uring_submit_and_wait): one io_uring_enter where a plain
+ * submit would need a second one to wait. Issue times are stamped before
+ * that call, since it returns after a completion; otherwise right after
+ * the submission, as fio's own engine does. With an SQ thread there is
+ * no submit call to merge the wait into.
+ */
 static int rse_commit(struct thread_data *td)
 {
 	struct rse_data *ld = td->io_ops_data;
-	unsigned int done = 0;
-	int idle_tries = 0;
+	unsigned int done = 0, wait_nr = 0;
+	int idle_tries = 0, stamped = 0;
 
+	if (!ld->nr_pending)
+		return 0;
+	if (!(ld->ring_flags & IORING_SETUP_SQPOLL) && queue_full(td)) {
+		wait_nr = rse_reap_min(td, td->eo, rse_fio_reap_min(td));
+		rse_mark_issued(td, ld, 0, ld->nr_pending);
+		stamped = 1;
+	}
 	while (done < ld->nr_pending) {
-		int ret = io_uring_submit(&ld->ring);
+		int ret = wait_nr ? io_uring_submit_and_wait(&ld->ring, wait_nr) :
+				    io_uring_submit(&ld->ring);
 
 		/*
 		 * With an SQ thread, io_uring_submit returns how many SQEs
@@ -390,9 +433,11 @@ static int rse_commit(struct thread_data *td)
 
 			if (nr > ld->nr_pending - done)
 				nr = ld->nr_pending - done;
-			rse_mark_issued(td, ld, done, nr);
+			if (!stamped)
+				rse_mark_issued(td, ld, done, nr);
 			done += nr;
 			idle_tries = 0;
+			wait_nr = 0;	/* waited once; the rest just goes */
 			continue;
 		}
 		if (ret == 0 || ret == -EINTR || ret == -EAGAIN ||
