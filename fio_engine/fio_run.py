@@ -44,9 +44,23 @@ class FioRun:
         self.cpu_s = cpu_s
 
 
-def run_fio(fio, args, out_json, env=None, sample_s=0.002):
-    """Runs fio with a JSON report in out_json, sampling its SQ threads."""
-    p = subprocess.Popen([fio, "--output-format=json", f"--output={out_json}"] + args,
+def _fio_pid(pid, wrapped):
+    """fio's pid: pid itself, or its first child when a wrapper runs fio."""
+    if not wrapped:
+        return pid
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return pid
+    return int(kids[0]) if kids else pid
+
+
+def run_fio(fio, args, out_json, env=None, sample_s=0.002, wrapper=()):
+    """Runs fio with a JSON report in out_json, sampling its SQ threads.
+    wrapper: a command (list) that runs fio, such as perf stat."""
+    p = subprocess.Popen(list(wrapper) + [fio, "--output-format=json",
+                                          f"--output={out_json}"] + args,
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     rings = threads = 0
     while True:
@@ -54,7 +68,7 @@ def run_fio(fio, args, out_json, env=None, sample_s=0.002):
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)
         if pid:
             break
-        now = ring_sq_threads(p.pid)
+        now = ring_sq_threads(_fio_pid(p.pid, bool(wrapper)))
         rings = max(rings, len(now))
         threads = max(threads, len(set(now)))
         time.sleep(sample_s)
