@@ -35,6 +35,8 @@ from fio_run import read_report, run_fio  # noqa: E402
 FIO_URING = "io_uring"
 NO_OPT = "stats=1"  # a no-op option line: fio rejects an empty ${ENGINE_OPT}
 PLAIN_DEPTHS = [1, 4, 16, 32, 64, 128]
+# Plain depths that also run the rsuring engine with submit_and_wait=1.
+SAW_DEPTHS = [1, 4, 32]
 # I/Os per job of the start-up run whose CPU time run_config takes off.
 STARTUP_IOS = 256
 
@@ -122,6 +124,9 @@ def configs(a):
                         f"fio io_uring QD {qd}"))
         c.append(Config(f"qd{qd}/rs", "randread.fio", rs, None, qd, ios,
                         f"rsuring QD {qd}"))
+        if qd in SAW_DEPTHS:
+            c.append(Config(f"qd{qd}/rs-saw", "randread.fio", rs, "submit_and_wait=1",
+                            qd, ios, f"rsuring submit_and_wait=1 QD {qd}"))
         if qd in a.noise_depths:
             c.append(Config(f"qd{qd}/fio-again", "randread.fio", FIO_URING, None, qd,
                             ios, f"fio io_uring QD {qd} (again)"))
@@ -193,11 +198,10 @@ def report(a, res, load, seconds):
              "helper and kernel SQ threads) per I/O, less that of the same job with "
              f"{STARTUP_IOS} I/Os run just before it (start-up, exit); lower is better. "
              "enters/IO: io_uring_enter calls per I/O (perf, one extra run)")
-    L.append("- clat is timed from the engine's issue stamp: fio's engine stamps after "
-             "its submit call returns; rsuring's stamps before its submit when that "
-             "call also waits (see README), so its clat includes the submission. "
-             "lat (from fio's start of the I/O to its completion) is the same clock "
-             "for both")
+    L.append("- clat runs from the engine's issue stamp, which both engines take after "
+             "the submit call returns (except rsuring with `submit_and_wait=1`, see "
+             "its table); lat runs from fio's start of the I/O and means the same for "
+             "every engine")
     L.append(f"- load average before/after: {load[0]:.1f} / {load[1]:.1f}; "
              f"{seconds:.0f} s in all")
     L.append("")
@@ -226,6 +230,22 @@ def report(a, res, load, seconds):
                  f"| {fmt_range(v(r, 'cpu_us_per_io'), num)} "
                  f"| {fmt_range(pr(r, f, 'cpu_us_per_io'), num)} "
                  f"| {res.enters_of(f)} / {res.enters_of(r)} |")
+    L.append("")
+    L.append("## rsuring with `submit_and_wait=1` (one io_uring_enter per I/O)")
+    L.append("")
+    L.append("Ratios against fio's engine in the same round; clat includes the "
+             "submission in this mode (lat does not change meaning).")
+    L.append("")
+    L.append("| QD | IOPS ratio | CPU/IO ratio | lat p50 ratio | lat p99 ratio "
+             "| clat p50 ratio | enters/IO |")
+    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for qd in SAW_DEPTHS:
+        f, r = f"qd{qd}/fio", f"qd{qd}/rs-saw"
+        L.append(f"| {qd} | {fmt_range(pr(r, f, 'iops'), num)} "
+                 f"| {fmt_range(pr(r, f, 'cpu_us_per_io'), num)} "
+                 f"| {fmt_range(pr(r, f, 'lat_p50'), num)} "
+                 f"| {fmt_range(pr(r, f, 'lat_p99'), num)} "
+                 f"| {fmt_range(pr(r, f, 'p50'), num)} | {res.enters_of(r)} |")
     L.append("")
     for title, p50, p99 in (("Completion latency (clat), plain rings, µs", "p50", "p99"),
                             ("Total latency (lat), plain rings, µs", "lat_p50", "lat_p99")):

@@ -35,6 +35,7 @@ struct rse_options {
 	int reap_batch;
 	int defer_taskrun;	/* -1: on unless sqpoll */
 	int ring_stats;
+	int submit_and_wait;
 	/*
 	 * The first value a callback refused, as a message; rse_init fails
 	 * the job with it. Needed because fio can overrule a refusal: it

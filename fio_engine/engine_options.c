@@ -91,6 +91,7 @@ RSE_NUMBER_OPTION(sqpoll_percpu, "sqthread_poll_percpu", 0, 1)
 RSE_NUMBER_OPTION(reap_batch, "reap_batch", 0, RSE_MAX_REAP_BATCH)
 RSE_NUMBER_OPTION(defer_taskrun, "defer_taskrun", -1, 1)
 RSE_NUMBER_OPTION(ring_stats, "ring_stats", 0, 1)
+RSE_NUMBER_OPTION(submit_and_wait, "submit_and_wait", 0, 1)
 
 static int rse_set_sqpoll_cpu(void *data, const char *text)
 {
@@ -190,6 +191,13 @@ struct fio_option rse_options_table[] = {
 		" completion work runs in one go when the job reaps; 0: a"
 		" plain ring; -1 (default): 1 unless sqthread_poll, which it"
 		" cannot be combined with"),
+	RSE_OPTION("submit_and_wait", FIO_OPT_STR_STORE, rse_set_submit_and_wait,
+		"0", "Wait in the submit call",
+		"1: once every io_u is in flight, submit and wait for the next"
+		" completion in one io_uring_enter (one system call per I/O"
+		" instead of up to two). fio then counts the submission in clat"
+		" rather than slat; lat is unchanged. 0 (default): like fio's"
+		" io_uring engine"),
 	RSE_OPTION("ring_stats", FIO_OPT_STR_STORE, rse_set_ring_stats, "0",
 		"Print ring statistics",
 		"1: when the job ends, print its ring's counters (SQEs, CQEs,"

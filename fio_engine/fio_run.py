@@ -7,10 +7,13 @@ import time
 
 
 def ring_sq_threads(pid):
-    """The SQ poll thread of each io_uring fd that process pid has open now,
-    from the kernel's fdinfo ("SqThread:"). Counting iou-sqp threads instead
-    would also count io-wq workers an SQ thread has just created: they keep
-    its name until they first run."""
+    """The SQ poll thread of each SQPOLL io_uring fd that process pid has
+    open now, from the kernel's fdinfo ("SqThread:"), or -1 where that is
+    not known yet. Until a new SQ thread first runs, fdinfo shows the pid
+    of the task that created it instead (and -1 while it exits), so a value
+    counts only if it names a thread called iou-sqp-*. Counting iou-sqp
+    threads alone would also count io-wq workers an SQ thread has just
+    created: they carry its name until they first run."""
     threads = []
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
@@ -21,12 +24,20 @@ def ring_sq_threads(pid):
             if "io_uring" not in os.readlink(f"/proc/{pid}/fd/{fd}"):
                 continue
             with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("SqThread:"):
-                        threads.append(int(line.split()[1]))
+                tids = [int(ln.split()[1]) for ln in f if ln.startswith("SqThread:")]
         except (OSError, ValueError):
-            pass
+            continue
+        for tid in tids:
+            threads.append(tid if _is_sq_thread(pid, tid) else -1)
     return threads
+
+
+def _is_sq_thread(pid, tid):
+    try:
+        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+            return f.read().startswith("iou-sqp")
+    except (OSError, ValueError):
+        return False
 
 
 class FioRun:
@@ -70,7 +81,7 @@ def run_fio(fio, args, out_json, env=None, sample_s=0.002, wrapper=()):
             break
         now = ring_sq_threads(_fio_pid(p.pid, bool(wrapper)))
         rings = max(rings, len(now))
-        threads = max(threads, len(set(now)))
+        threads = max(threads, len({t for t in now if t > 0}))
         time.sleep(sample_s)
     p.returncode = os.waitstatus_to_exitcode(status)
     log = p.stdout.read().decode(errors="replace")
@@ -83,3 +94,22 @@ def read_report(out_json):
     with open(out_json) as f:
         text = f.read()
     return json.loads(text[text.index("{"):])["jobs"]
+
+
+def main(argv):
+    """census FIO ARGS...: runs fio and prints "RINGS THREADS" (most SQPOLL
+    rings open at once, most distinct SQ threads behind them), or "failed"
+    when fio fails; for shell scripts."""
+    import sys
+    import tempfile
+    if len(argv) < 3 or argv[1] != "census":
+        sys.exit("usage: fio_run.py census FIO [fio args...]")
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        r = run_fio(argv[2], argv[3:], out.name, sample_s=0.01)
+    sys.stderr.write(r.log)
+    print("failed" if r.returncode else f"{r.rings} {r.sq_threads}")
+
+
+if __name__ == "__main__":
+    import sys
+    main(sys.argv)

@@ -23,7 +23,8 @@
  *   post_init  the ring is created HERE, in the thread that will submit and
  *              reap: a SINGLE_ISSUER ring belongs to its creating task
  *   queue      one SQE per io_u, not yet submitted
- *   commit     io_uring_submit; issue times are stamped here
+ *   commit     io_uring_submit (or io_uring_submit_and_wait when fio's
+ *              queue is full and submit_and_wait=1); issue times stamped
  *   getevents  rsuring_wait_batch_cqe + one io_uring_cq_advance
  *   event      the io_us reaped by the last getevents
  *   cleanup    statistics printed, ring closed
@@ -395,25 +396,29 @@ static void rse_mark_issued(struct thread_data *td, struct rse_data *ld,
 
 /*
  * fio's commit: every queued SQE goes to the kernel before it returns.
+ * Issue times are stamped right after the submission, as fio's own engine
+ * does, so fio counts the submit call in slat.
  *
- * When no io_u is left free (fio's own queue_full()), fio's next step is
- * a getevents that waits for completions; the submission then waits for
- * them too (io_uring_submit_and_wait): one io_uring_enter where a plain
- * submit would need a second one to wait. Issue times are stamped before
- * that call, since it returns after a completion; otherwise right after
- * the submission, as fio's own engine does. With an SQ thread there is
- * no submit call to merge the wait into.
+ * With submit_and_wait=1: when no io_u is left free (fio's own
+ * queue_full()), fio's next step is a getevents that waits for
+ * completions, so the submission waits for them too
+ * (io_uring_submit_and_wait): one io_uring_enter where a plain submit
+ * needs a second one to wait. That call returns after a completion, so
+ * the issue times are stamped before it and fio counts the submission in
+ * clat instead. With an SQ thread there is no submit call to merge into.
  */
 static int rse_commit(struct thread_data *td)
 {
 	struct rse_data *ld = td->io_ops_data;
+	struct rse_options *o = td->eo;
 	unsigned int done = 0, wait_nr = 0;
 	int idle_tries = 0, stamped = 0;
 
 	if (!ld->nr_pending)
 		return 0;
-	if (!(ld->ring_flags & IORING_SETUP_SQPOLL) && queue_full(td)) {
-		wait_nr = rse_reap_min(td, td->eo, rse_fio_reap_min(td));
+	if (o->submit_and_wait && !(ld->ring_flags & IORING_SETUP_SQPOLL) &&
+	    queue_full(td)) {
+		wait_nr = rse_reap_min(td, o, rse_fio_reap_min(td));
 		rse_mark_issued(td, ld, 0, ld->nr_pending);
 		stamped = 1;
 	}

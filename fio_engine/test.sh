@@ -135,7 +135,7 @@ fi
 # each fio binary: see verify_matrix.py.
 python3 "$HERE/verify_matrix.py" "${MATRIX_FIOS[@]}" --engine "$ENGINE" \
 	--dir "$WORK" --loop "$LOOP" 2>&1 | tee "$WORK/matrix.txt" |
-	grep -v ' passed, .* failed$'
+	grep --line-buffered -v ' passed, .* failed$'
 counts=$(tail -1 "$WORK/matrix.txt")
 case $counts in
 *" passed, "*" failed")
@@ -192,30 +192,23 @@ else
 fi
 
 # ---- one SQ thread for four jobs ----------------------------------------
-# Max number of iou-sqp threads of fio's process seen while it runs.
+# "RINGS THREADS": most SQPOLL rings fio had open at once and most distinct
+# kernel SQ threads behind the rings open at one time (fio_run.py reads
+# them from fdinfo; counting iou-sqp threads would also count io-wq
+# workers an SQ thread has just created, which keep its name for a moment).
 count_sqp() {
 	local name=$1; shift
-	local log=$WORK/sqp.txt pid n max=0 i
-	"$FIO" --name="$name" --ioengine="$E" --filename="$LOOP" --direct=1 \
-		--bs=4k --rw=randread --iodepth=32 --numjobs=4 --thread=1 \
-		--cpus_allowed=0 --sqthread_poll_cpu=1 --time_based --runtime=3 \
-		--output-format=terse "$@" >"$log" 2>&1 &
-	pid=$!
-	BG_PIDS+=("$pid")
-	for i in $(seq 1 25); do
-		sleep 0.1
-		n=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | grep -c '^iou-sqp')
-		[ "$n" -gt "$max" ] && max=$n
-	done
-	wait "$pid" || max="fio-failed"
-	echo "$max"
+	python3 "$HERE/fio_run.py" census "$FIO" --name="$name" --ioengine="$E" \
+		--filename="$LOOP" --direct=1 --bs=4k --rw=randread --iodepth=32 \
+		--numjobs=4 --thread=1 --cpus_allowed=0 --sqthread_poll_cpu=1 \
+		--time_based --runtime=2 "$@" 2>"$WORK/sqp.txt"
 }
 n=$(count_sqp dedicated --sqthread_poll=1)
-if [ "$n" = 4 ]; then ok "sqthread_poll: 4 thread jobs have 4 SQ threads (control)"
-else bad "sqthread_poll: 4 thread jobs have 4 SQ threads (control): saw $n" "$WORK/sqp.txt"; fi
+if [ "$n" = "4 4" ]; then ok "sqthread_poll: 4 thread jobs, 4 rings on 4 SQ threads (control)"
+else bad "sqthread_poll: 4 thread jobs, 4 rings on 4 SQ threads (control): saw '$n'" "$WORK/sqp.txt"; fi
 n=$(count_sqp shared --sqthread_poll_percpu=1)
-if [ "$n" = 1 ]; then ok "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread"
-else bad "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread: saw $n" "$WORK/sqp.txt"; fi
+if [ "$n" = "4 1" ]; then ok "sqthread_poll_percpu: 4 thread jobs, 4 rings share ONE SQ thread"
+else bad "sqthread_poll_percpu: 4 thread jobs, 4 rings share ONE SQ thread: saw '$n'" "$WORK/sqp.txt"; fi
 
 # ---- workloads -------------------------------------------------------------
 for target in file loop; do
@@ -291,6 +284,22 @@ for how in "--ring_stats=1" "env RSURING_STATS=1"; do
 	fi
 done
 
+# submit_and_wait=1 at iodepth 1: one io_uring_enter per I/O (submit and
+# wait together) where the default makes two.
+for sw in 0 1; do
+	"$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" --rw=randread \
+		--io_size=8M --ring_stats=1 --submit_and_wait=$sw >"$WORK/log.txt" 2>&1
+	enters=$(sed -n 's/^rsuring: job st: sqes=2048 .* enters: submit=\([0-9]*\) wait=\([0-9]*\) .*/\1 \2/p' "$WORK/log.txt")
+	want=$((2048 * (2 - sw)))
+	# shellcheck disable=SC2086
+	if [ -n "$enters" ] && [ $((${enters% *} + ${enters#* })) -eq $want ]; then
+		ok "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os"
+	else
+		echo "enters (submit wait): '${enters}', wanted $want in all" >>"$WORK/log.txt"
+		bad "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os" "$WORK/log.txt"
+	fi
+done
+
 # ---- option errors -----------------------------------------------------------
 BADBASE=(--name=e --ioengine="$E" --filename="$FILE" --size=1M)
 run_fail "bad value: reap_batch=abc" "failed parsing reap_batch" "${BADBASE[@]}" --reap_batch=abc
@@ -302,6 +311,7 @@ run_fail "bad combination: defer_taskrun + sqthread_poll" "func=rsuring, error=d
 # fio reads "-3" as the range "-" "3"; the engine must still refuse it.
 for bad_opt in reap_batch=-3 force_async=-2 nonvectored=5 defer_taskrun=3 \
 	uncached=7 nowait=2 ring_stats=-1 sqthread_poll_cpu=-1 reap_batch=4k \
+	submit_and_wait=2 \
 	force_async=1.5; do
 	run_fail "bad value: $bad_opt stops the job" "rsuring: ${bad_opt%%=*}=" \
 		"${BADBASE[@]}" --"$bad_opt"

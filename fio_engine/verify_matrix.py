@@ -8,10 +8,11 @@ workload: write, randwrite, rw, randrw, and read-after-write (a randwrite
           pass with do_verify=0, then the same job with verify_only=1 in a
           second fio process)
 mode:     plain ring, defer_taskrun, sqthread_poll, sqthread_poll_percpu
-          (4 thread jobs; exactly one kernel SQ thread must be seen),
+          (4 thread jobs; the rings open at the same time must have
+          exactly one kernel SQ thread between them, from fdinfo),
           fixedbufs+registerfiles, nonvectored=0 (READV/WRITEV; the
           default on current kernels is nonvectored READ/WRITE, which the
-          plain mode uses)
+          plain mode uses), submit_and_wait
 target:   a buffered file on /dev/shm, O_DIRECT on a loop device
 iodepth:  1, 16, 128
 
@@ -36,6 +37,7 @@ MODES = {
     "sqthread_poll_percpu": ["--sqthread_poll_percpu=1", "--thread=1"],
     "fixedbufs+registerfiles": ["--fixedbufs=1", "--registerfiles=1"],
     "nonvectored=0": ["--nonvectored=0", "--defer_taskrun=0"],
+    "submit_and_wait": ["--submit_and_wait=1"],
 }
 PERCPU_JOBS = 4
 DEPTHS = [1, 16, 128]
