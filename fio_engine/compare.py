@@ -20,6 +20,7 @@ same way and show how much two identical runs differ.
 """
 import argparse
 import datetime
+import json
 import os
 import platform
 import re
@@ -178,6 +179,16 @@ class Results:
         return [x[field] / y[field] if y[field] else float("nan")
                 for x, y in zip(self.runs[k_rs], self.runs[k_fio])]
 
+    def best_ratio(self, k_rs, k_fio, field, higher_is_better):
+        """Ratio of the two sides' best rounds. Other work on the machine
+        only ever slows a run down, so the best round of each side is the
+        one least disturbed."""
+        pick = max if higher_is_better else min
+        a, b = self.vals(k_rs, field), self.vals(k_fio, field)
+        if not a or not b or not pick(b):
+            return "n/a"
+        return f"{pick(a) / pick(b):.2f}"
+
     def enters_of(self, k):
         v = self.enters.get(k)
         return f"{v:.2f}" if v is not None and v == v else "n/a"
@@ -194,7 +205,9 @@ def report(a, res, load, seconds):
              f"{a.ios // 4} per job for 4 jobs); {a.rounds} rounds, order reversed every "
              "other round")
     L.append("- median [min–max] over the rounds; ratios are rsuring / fio within a "
-             "round, median [min–max]. CPU/IO: CPU time of the whole fio process (job, "
+             "round, median [min–max]; \"best\": the ratio of each side's best round "
+             "(highest IOPS, lowest CPU/IO), which other load on the machine disturbs "
+             "least. CPU/IO: CPU time of the whole fio process (job, "
              "helper and kernel SQ threads) per I/O, less that of the same job with "
              f"{STARTUP_IOS} I/Os run just before it (start-up, exit); lower is better. "
              "enters/IO: io_uring_enter calls per I/O (perf, one extra run)")
@@ -207,28 +220,32 @@ def report(a, res, load, seconds):
     L.append("")
     L.append("## Noise: fio's engine against itself (A vs A, same rounds)")
     L.append("")
-    L.append("| job | IOPS | CPU/IO | clat p50 | clat p99 | lat p50 |")
-    L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    L.append("| job | IOPS | best IOPS | CPU/IO | best CPU/IO | clat p50 | clat p99 "
+             "| lat p50 |")
+    L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for qd in a.noise_depths:
         k, k2 = f"qd{qd}/fio", f"qd{qd}/fio-again"
         L.append(f"| plain QD {qd} | {fmt_range(pr(k2, k, 'iops'), num)} "
+                 f"| {res.best_ratio(k2, k, 'iops', True)} "
                  f"| {fmt_range(pr(k2, k, 'cpu_us_per_io'), num)} "
+                 f"| {res.best_ratio(k2, k, 'cpu_us_per_io', False)} "
                  f"| {fmt_range(pr(k2, k, 'p50'), num)} "
                  f"| {fmt_range(pr(k2, k, 'p99'), num)} "
                  f"| {fmt_range(pr(k2, k, 'lat_p50'), num)} |")
     L.append("")
     L.append("## Plain rings: throughput and CPU (both engines: SINGLE_ISSUER | DEFER_TASKRUN)")
     L.append("")
-    L.append("| QD | fio IOPS | rsuring IOPS | IOPS ratio | fio CPU/IO µs "
-             "| rsuring CPU/IO µs | CPU/IO ratio | enters/IO fio / rsuring |")
-    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    L.append("| QD | fio IOPS | rsuring IOPS | IOPS ratio | best | fio CPU/IO µs "
+             "| rsuring CPU/IO µs | CPU/IO ratio | best | enters/IO fio / rsuring |")
+    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for qd in PLAIN_DEPTHS:
         f, r = f"qd{qd}/fio", f"qd{qd}/rs"
         L.append(f"| {qd} | {fmt_range(v(f, 'iops'), kiops)} | {fmt_range(v(r, 'iops'), kiops)} "
-                 f"| {fmt_range(pr(r, f, 'iops'), num)} "
+                 f"| {fmt_range(pr(r, f, 'iops'), num)} | {res.best_ratio(r, f, 'iops', True)} "
                  f"| {fmt_range(v(f, 'cpu_us_per_io'), num)} "
                  f"| {fmt_range(v(r, 'cpu_us_per_io'), num)} "
                  f"| {fmt_range(pr(r, f, 'cpu_us_per_io'), num)} "
+                 f"| {res.best_ratio(r, f, 'cpu_us_per_io', False)} "
                  f"| {res.enters_of(f)} / {res.enters_of(r)} |")
     L.append("")
     L.append("## rsuring with `submit_and_wait=1` (one io_uring_enter per I/O)")
@@ -305,9 +322,24 @@ def main():
                     help="run only the configurations whose key matches this"
                          " regular expression (qd4/, sq128/, seed/...) and"
                          " print their figures, no report")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", required=True,
+                    help="the report (Markdown); the measurements go next to it"
+                         " as .json")
+    ap.add_argument("--from-json", default="",
+                    help="write the report from measurements saved by an earlier"
+                         " run instead of measuring")
     a = ap.parse_args()
     a.noise_depths = [int(d) for d in a.noise_depths.split(",") if d]
+    if a.from_json:
+        with open(a.from_json) as f:
+            saved = json.load(f)
+        for k in ("rounds", "ios", "noise_depths"):
+            setattr(a, k, saved[k])
+        res = Results(configs(a))
+        res.runs.update(saved["runs"])
+        res.enters.update(saved["enters"])
+        write_report(a, report(a, res, saved["load"], saved["seconds"]))
+        return
 
     cfgs = configs(a)
     if a.only:
@@ -337,7 +369,16 @@ def main():
             for field in ("iops", "cpu_us_per_io", "p50", "p99", "lat_p50", "lat_p99"):
                 print(f"{c.key:22s} {field:14s} {fmt_range(res.vals(c.key, field), num)}")
         return
-    text = report(a, res, load, time.time() - t0)
+    seconds = time.time() - t0
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
+        json.dump({"rounds": a.rounds, "ios": a.ios, "noise_depths": a.noise_depths,
+                   "load": load, "seconds": seconds, "runs": res.runs,
+                   "enters": res.enters}, f, indent=1)
+    write_report(a, report(a, res, load, seconds))
+
+
+def write_report(a, text):
     print(text)
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
