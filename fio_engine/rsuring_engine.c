@@ -25,7 +25,8 @@
  *   queue      one SQE per io_u, not yet submitted
  *   commit     io_uring_submit (or io_uring_submit_and_wait when fio's
  *              queue is full and submit_and_wait=1); issue times stamped
- *   getevents  rsuring_wait_batch_cqe + one io_uring_cq_advance
+ *   getevents  what is in the CQ, else rsuring_wait_batch_cqe; one
+ *              io_uring_cq_advance per batch
  *   event      the io_us reaped by the last getevents
  *   cleanup    statistics printed, ring closed
  */
@@ -128,6 +129,26 @@ static unsigned int rse_fio_reap_min(struct thread_data *td)
  * Each rsuring_wait_batch_cqe call makes at most one io_uring_enter and
  * hands back a whole batch, consumed with one head update.
  */
+/* Takes up to max completions that are in the CQ now into ld->events. */
+static unsigned int rse_reap_ready(struct rse_data *ld, unsigned int max)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, n = 0;
+
+	io_uring_for_each_cqe(&ld->ring, head, cqe) {
+		struct io_u *io_u;
+
+		if (n == max)
+			break;
+		io_u = io_uring_cqe_get_data(cqe);
+		rse_complete_io_u(io_u, cqe->res);
+		ld->events[n++] = io_u;
+	}
+	if (n)
+		io_uring_cq_advance(&ld->ring, n);
+	return n;
+}
+
 static int rse_getevents(struct thread_data *td, unsigned int min,
 			 unsigned int max, const struct timespec *t)
 {
@@ -155,6 +176,15 @@ static int rse_getevents(struct thread_data *td, unsigned int min,
 		ts.tv_nsec = t->tv_nsec;
 		tsp = &ts;
 	}
+
+	/*
+	 * Completions already in the CQ are taken inline; the library is
+	 * called only to wait, or for a poll that found none (a deferred
+	 * taskrun ring posts its completions only when the job enters).
+	 */
+	got = rse_reap_ready(ld, max);
+	if (got >= want && (got || want))
+		goto out;
 
 	do {
 		unsigned int wait_nr = want > got ? want - got : 0;
@@ -187,7 +217,7 @@ static int rse_getevents(struct thread_data *td, unsigned int min,
 		if (tsp && !n)
 			break;
 	} while (got < want);
-
+out:
 	ld->getevents_calls++;
 	ld->events_reaped += got;
 	return (int) got;
