@@ -84,7 +84,7 @@ FIO_FLAGS=$(make -C "$FIO_SRC" --no-print-directory -s \
 # The one -Wextra warning fio's headers force: unused parameters of inline
 # helpers in arch/arch-x86-common.h and os/os-linux.h.
 FIO_HDR_WNO="-Wno-unused-parameter"
-SRCS="$HERE/rsuring_engine.c $HERE/engine_options.c"
+SRCS="$HERE/rsuring_engine.c $HERE/engine_setup.c $HERE/engine_options.c"
 SO=$OUT/rsuring-engine.so
 # Where the engine finds liburing.so.2 (DT_RPATH, which LD_LIBRARY_PATH
 # cannot override): $ORIGIN/lib in this build tree, $ORIGIN/.. when it is

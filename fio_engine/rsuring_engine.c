@@ -9,7 +9,8 @@
  *
  *   fio --ioengine=external:fio_engine/build/rsuring-engine.so ...
  *
- * The options are in engine_options.c.
+ * This file is the I/O path (queue, commit, getevents); ring set-up, files
+ * and clean-up are in engine_setup.c, the options in engine_options.c.
  *
  * Written against fio's external engine interface (ioengines.h: struct
  * ioengine_ops, FIO_IOOPS_VERSION; parse.h: struct fio_option) and compiled
@@ -23,8 +24,9 @@
  *   post_init  the ring is created HERE, in the thread that will submit and
  *              reap: a SINGLE_ISSUER ring belongs to its creating task
  *   queue      one SQE per io_u, not yet submitted
- *   commit     io_uring_submit (or io_uring_submit_and_wait when fio's
- *              queue is full and submit_and_wait=1); issue times stamped
+ *   commit     io_uring_submit_and_get_events (io_uring_submit with an SQ
+ *              thread; io_uring_submit_and_wait when fio's queue is full
+ *              and submit_and_wait=1); issue times stamped
  *   getevents  what is in the CQ, else rsuring_wait_batch_cqe; one
  *              io_uring_cq_advance per batch
  *   event      the io_us reaped by the last getevents
@@ -41,38 +43,10 @@
 
 #include "engine.h"
 
-#include <rsuring.h>
-
 /* Uncached buffered I/O as merged in Linux 6.14 (fio 3.33 predates it). */
 #ifndef RWF_DONTCACHE
 #define RWF_DONTCACHE	0x00000080
 #endif
-
-/* The kernel's largest SQ (IORING_MAX_ENTRIES). */
-#define RSE_MAX_SQ_ENTRIES	32768U
-
-struct rse_data {
-	struct io_uring ring;
-	int ring_ready;
-	unsigned int ring_flags;	/* what io_uring_setup accepted */
-	unsigned int depth;		/* number of io_us == td->o.iodepth */
-
-	struct io_u **io_us;		/* by io_u->index */
-	struct iovec *iovecs;		/* by io_u->index */
-
-	struct io_u **pending;		/* queued, not yet committed, in SQ order */
-	unsigned int nr_pending;
-
-	struct io_uring_cqe **cqes;	/* scratch for rsuring_wait_batch_cqe */
-	struct io_u **events;		/* reaped by the last getevents */
-
-	int fixed_files;		/* fds live in the ring's file table */
-	unsigned int since_async;	/* force_async counter */
-	int trim_warned;
-
-	unsigned long long getevents_calls;	/* for ring_stats */
-	unsigned long long events_reaped;
-};
 
 /* ---- completions ------------------------------------------------------ */
 
@@ -429,6 +403,12 @@ static void rse_mark_issued(struct thread_data *td, struct rse_data *ld,
  * Issue times are stamped right after the submission, as fio's own engine
  * does, so fio counts the submit call in slat.
  *
+ * Without an SQ thread the submission also posts what has completed by
+ * the time it leaves the kernel (io_uring_submit_and_get_events, as fio's
+ * engine enters with GETEVENTS): on a DEFER_TASKRUN ring, completions
+ * that arrive while the submit call runs would otherwise wait for the
+ * next io_uring_enter, and getevents would need one more to see them.
+ *
  * With submit_and_wait=1: when no io_u is left free (fio's own
  * queue_full()), fio's next step is a getevents that waits for
  * completions, so the submission waits for them too
@@ -453,8 +433,14 @@ static int rse_commit(struct thread_data *td)
 		stamped = 1;
 	}
 	while (done < ld->nr_pending) {
-		int ret = wait_nr ? io_uring_submit_and_wait(&ld->ring, wait_nr) :
-				    io_uring_submit(&ld->ring);
+		int ret;
+
+		if (wait_nr)
+			ret = io_uring_submit_and_wait(&ld->ring, wait_nr);
+		else if (ld->ring_flags & IORING_SETUP_SQPOLL)
+			ret = io_uring_submit(&ld->ring);
+		else
+			ret = io_uring_submit_and_get_events(&ld->ring);
 
 		/*
 		 * With an SQ thread, io_uring_submit returns how many SQEs
@@ -493,311 +479,6 @@ static int rse_commit(struct thread_data *td)
 	}
 	ld->nr_pending = 0;
 	return 0;
-}
-
-/* ---- setup ------------------------------------------------------------ */
-
-/*
- * Fails the job with a message that fio prints in its error line (fio
- * shows a bare td->error as "err=1/" and nothing more).
- */
-static int rse_fail(struct thread_data *td, int err, const char *msg)
-{
-	td_vmsg(td, err, msg, "rsuring");
-	return 1;
-}
-
-static int rse_init(struct thread_data *td)
-{
-	struct rse_options *o = td->eo;
-	struct rse_data *ld;
-	unsigned int depth = td->o.iodepth ? td->o.iodepth : 1;
-
-	if (o->bad_value[0])
-		return rse_fail(td, EINVAL, o->bad_value);
-
-	if (o->sqpoll_percpu) {
-		o->sqpoll = 1;
-		if (!td->o.use_thread)
-			log_err("rsuring: note: %s: sqthread_poll_percpu shares an SQ"
-				 " thread only among jobs of one process; with"
-				 " forked jobs (thread=0) each job has its own\n",
-				 td->o.name);
-	}
-	if (o->defer_taskrun == -1)
-		o->defer_taskrun = !o->sqpoll;
-	if (o->defer_taskrun && o->sqpoll)
-		return rse_fail(td, EINVAL, "defer_taskrun=1 cannot be combined"
-				" with sqthread_poll");
-	/* As fio's io_uring engine: SQ thread submission uses fixed files. */
-	if (o->sqpoll)
-		o->registerfiles = 1;
-
-	ld = calloc(1, sizeof(*ld));
-	if (!ld)
-		return rse_fail(td, ENOMEM, "no memory for the engine's state");
-	ld->depth = depth;
-	ld->io_us = calloc(depth, sizeof(*ld->io_us));
-	ld->iovecs = calloc(depth, sizeof(*ld->iovecs));
-	ld->pending = calloc(depth, sizeof(*ld->pending));
-	ld->cqes = calloc(depth, sizeof(*ld->cqes));
-	ld->events = calloc(depth, sizeof(*ld->events));
-	td->io_ops_data = ld;
-	if (!ld->io_us || !ld->iovecs || !ld->pending || !ld->cqes ||
-	    !ld->events)
-		return rse_fail(td, ENOMEM, "no memory for the engine's state");
-	return 0;
-}
-
-static int rse_io_u_init(struct thread_data *td, struct io_u *io_u)
-{
-	struct rse_data *ld = td->io_ops_data;
-
-	if (io_u->index >= ld->depth) {
-		char msg[96];
-
-		snprintf(msg, sizeof(msg), "io_u index %u beyond iodepth %u",
-			 io_u->index, ld->depth);
-		return rse_fail(td, EINVAL, msg);
-	}
-	ld->io_us[io_u->index] = io_u;
-	return 0;
-}
-
-static int rse_setup_ring(struct thread_data *td, struct rse_data *ld,
-			  struct rse_options *o)
-{
-	/* Taskrun modes to try, best first, for rings without an SQ thread. */
-	static const unsigned int deferred[] = {
-		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-			IORING_SETUP_TASKRUN_FLAG,
-		IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-		0,
-	};
-	unsigned int base = IORING_SETUP_SUBMIT_ALL;
-	unsigned int i, tries = 1, entries = ld->depth;
-	int ret = -EINVAL;
-
-	/*
-	 * An SQ thread posts the completions of a submission batch before
-	 * it publishes the SQ head that frees the batch's slots, so the job
-	 * can reap a request and queue the next one while that request's
-	 * slot still counts as used. A batch holds at most the SQEs that
-	 * were in the SQ when it started, at most iodepth: the SQ never
-	 * shows more than 2 x iodepth - 1 slots used, and 2 x iodepth
-	 * entries always leave one free. Without an SQ thread the head only
-	 * moves inside our own io_uring_submit and iodepth is enough.
-	 */
-	if (o->sqpoll)
-		entries = ld->depth <= RSE_MAX_SQ_ENTRIES / 2 ?
-			  2 * ld->depth : RSE_MAX_SQ_ENTRIES;
-
-	if (o->hipri)
-		base |= IORING_SETUP_IOPOLL;
-	if (o->sqpoll) {
-		base |= IORING_SETUP_SQPOLL;
-		if (o->sqpoll_percpu)
-			base |= IORING_SETUP_SQPOLL_PERCPU;
-		if (o->sqpoll_cpu_set)
-			base |= IORING_SETUP_SQ_AFF;
-	}
-	if (o->defer_taskrun)
-		tries = FIO_ARRAY_SIZE(deferred);
-
-	for (i = 0; i < tries; i++) {
-		struct io_uring_params p;
-
-		memset(&p, 0, sizeof(p));
-		p.flags = base | (o->defer_taskrun ? deferred[i] : 0);
-		p.sq_thread_cpu = (unsigned int) o->sqpoll_cpu;
-		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
-		if (ret != -EINVAL)
-			break;
-		/* SUBMIT_ALL is a convenience; retry once without it. */
-		memset(&p, 0, sizeof(p));
-		p.flags = (base & ~IORING_SETUP_SUBMIT_ALL) |
-			  (o->defer_taskrun ? deferred[i] : 0);
-		p.sq_thread_cpu = (unsigned int) o->sqpoll_cpu;
-		ret = io_uring_queue_init_params(entries, &ld->ring, &p);
-		if (ret != -EINVAL)
-			break;
-	}
-	if (ret < 0) {
-		if (ret == -ENOSYS)
-			log_err("rsuring: this kernel has no io_uring\n");
-		td_verror(td, -ret, "io_uring_queue_init_params");
-		return ret;
-	}
-	ld->ring_flags = ld->ring.flags;
-	ld->ring_ready = 1;
-	if (o->defer_taskrun && !(ld->ring_flags & IORING_SETUP_DEFER_TASKRUN))
-		log_err("rsuring: note: %s: kernel refused DEFER_TASKRUN, using %s\n",
-			 td->o.name,
-			 (ld->ring_flags & IORING_SETUP_COOP_TASKRUN) ?
-			 "COOP_TASKRUN" : "a plain ring");
-	return 0;
-}
-
-static void rse_probe_nonvectored(struct rse_data *ld, struct rse_options *o)
-{
-	struct io_uring_probe *probe;
-
-	if (o->nonvectored != -1)
-		return;
-	o->nonvectored = 0;
-	probe = io_uring_get_probe_ring(&ld->ring);
-	if (!probe)
-		return;
-	if (io_uring_opcode_supported(probe, IORING_OP_READ) &&
-	    io_uring_opcode_supported(probe, IORING_OP_WRITE))
-		o->nonvectored = 1;
-	io_uring_free_probe(probe);
-}
-
-static int rse_register_file(struct thread_data *td, struct rse_data *ld,
-			     struct fio_file *f, int fd)
-{
-	int ret = io_uring_register_files_update(&ld->ring,
-						 (unsigned int) f->fileno,
-						 &fd, 1);
-
-	if (ret < 0) {
-		td_verror(td, -ret, "io_uring_register_files_update");
-		return ret;
-	}
-	return 0;
-}
-
-static int rse_post_init(struct thread_data *td)
-{
-	struct rse_data *ld = td->io_ops_data;
-	struct rse_options *o = td->eo;
-	struct fio_file *f;
-	unsigned int i;
-	int ret;
-
-	ret = rse_setup_ring(td, ld, o);
-	if (ret)
-		return 1;
-
-	rse_probe_nonvectored(ld, o);
-
-	if (o->ring_stats)
-		rsuring_stats_enable(&ld->ring);
-
-	if (o->fixedbufs) {
-		for (i = 0; i < ld->depth; i++) {
-			if (!ld->io_us[i]) {
-				char msg[96];
-
-				snprintf(msg, sizeof(msg), "fixedbufs: fio set"
-					 " up no io_u %u", i);
-				return rse_fail(td, EINVAL, msg);
-			}
-			ld->iovecs[i].iov_base = ld->io_us[i]->buf;
-			ld->iovecs[i].iov_len = td_max_bs(td);
-		}
-		ret = io_uring_register_buffers(&ld->ring, ld->iovecs,
-						ld->depth);
-		if (ret < 0) {
-			td_verror(td, -ret, "io_uring_register_buffers");
-			return 1;
-		}
-	}
-
-	if (o->registerfiles) {
-		/*
-		 * One table slot per file (slot = fileno), filled as fio
-		 * opens files and emptied as it closes them: any
-		 * nr_files/open_files combination works.
-		 */
-		unsigned int slots = td->o.nr_files;
-
-		if (td->files_index > slots)
-			slots = td->files_index;
-		ret = io_uring_register_files_sparse(&ld->ring, slots);
-		if (ret < 0) {
-			td_verror(td, -ret, "io_uring_register_files_sparse");
-			return 1;
-		}
-		ld->fixed_files = 1;
-		for_each_file(td, f, i) {
-			if (f->fd != -1 && rse_register_file(td, ld, f, f->fd))
-				return 1;
-		}
-	}
-	return 0;
-}
-
-static int rse_open_file(struct thread_data *td, struct fio_file *f)
-{
-	struct rse_data *ld = td->io_ops_data;
-	int ret = generic_open_file(td, f);
-
-	if (ret || !ld || !ld->fixed_files)
-		return ret;
-	if (rse_register_file(td, ld, f, f->fd)) {
-		int fio_unused ret2 = generic_close_file(td, f);
-		return 1;
-	}
-	return 0;
-}
-
-static int rse_close_file(struct thread_data *td, struct fio_file *f)
-{
-	struct rse_data *ld = td->io_ops_data;
-
-	if (ld && ld->fixed_files && f->fd != -1)
-		rse_register_file(td, ld, f, -1);
-	return generic_close_file(td, f);
-}
-
-static void rse_print_stats(struct thread_data *td, struct rse_data *ld)
-{
-	struct rsuring_stats s;
-	struct rsuring_sqpoll_info info;
-	char group[64] = "";
-
-	if (rsuring_ring_stats(&ld->ring, &s))
-		return;
-	if (!rsuring_sqpoll_group(&ld->ring, &info))
-		snprintf(group, sizeof(group),
-			 " sqpoll_group=cpu%d/%u rings", info.cpu,
-			 info.members);
-	fprintf(stderr,
-		"rsuring: job %s: sqes=%llu cqes=%llu enters: submit=%llu"
-		" wait=%llu wakeup=%llu reap_batches=%llu mean_batch=%.1f"
-		" max_batch=%llu getevents=%llu mean_reaped=%.1f%s\n",
-		td->o.name ? td->o.name : "?",
-		(unsigned long long) s.sqes_submitted,
-		(unsigned long long) s.cqes_reaped,
-		(unsigned long long) s.enters_submit,
-		(unsigned long long) s.enters_wait,
-		(unsigned long long) s.enters_wakeup,
-		(unsigned long long) s.reap_batches,
-		s.reap_batches ? (double) s.cqes_reaped / s.reap_batches : 0.0,
-		(unsigned long long) s.reap_max, ld->getevents_calls,
-		ld->getevents_calls ?
-		(double) ld->events_reaped / ld->getevents_calls : 0.0, group);
-}
-
-static void rse_cleanup(struct thread_data *td)
-{
-	struct rse_data *ld = td->io_ops_data;
-
-	if (!ld)
-		return;
-	if (ld->ring_ready) {
-		rse_print_stats(td, ld);
-		io_uring_queue_exit(&ld->ring);
-	}
-	free(ld->io_us);
-	free(ld->iovecs);
-	free(ld->pending);
-	free(ld->cqes);
-	free(ld->events);
-	free(ld);
-	td->io_ops_data = NULL;
 }
 
 /* fio looks this symbol up by name in an external engine. */
