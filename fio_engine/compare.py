@@ -314,7 +314,7 @@ def main():
     ap.add_argument("--jobs", required=True)
     ap.add_argument("--dev", required=True)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--ios", type=int, default=1 << 18,
+    ap.add_argument("--ios", type=int, default=1 << 17,
                     help="I/Os per run (QD 1 runs a quarter)")
     ap.add_argument("--noise-depths", default="1,32",
                     help="plain depths that also run fio's engine twice (A vs A)")

@@ -6,10 +6,11 @@
 #
 #   fio_engine/compare.sh                    # -> target/fio-compare/results.md
 #   fio_engine/compare.sh --update-results   # also fio_engine/results.md
-#   ROUNDS=7 IOS=524288 fio_engine/compare.sh
+#   ROUNDS=7 IOS=262144 fio_engine/compare.sh
 #
-# ROUNDS (default 5) and IOS (I/Os per run, default 262144; QD 1 runs a
-# quarter) change the length: about 6 minutes with the defaults on 2 CPUs.
+# ROUNDS (default 5) and IOS (I/Os per run, default 131072; QD 1 and each
+# of the 4 jobs run a quarter) change the length: about 11 minutes with the
+# defaults on 2 CPUs that other work keeps busy.
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -44,7 +45,7 @@ python3 "$HERE/compare.py" \
 	--jobs "$HERE/jobs" \
 	--dev "$LOOP" \
 	--rounds "${ROUNDS:-5}" \
-	--ios "${IOS:-262144}" \
+	--ios "${IOS:-131072}" \
 	--out "$OUT"
 if [ "$UPDATE" = 1 ]; then
 	cp "$OUT" "$HERE/results.md"
