@@ -163,29 +163,32 @@ done
 # verify seed for a requeued write and a mixed job then fails its verify.
 # fio's debug log names every requeue; there must be none.
 SHIM=$WORK/late_sq_head.so
+late_sq_head_case() {
+	local spec=$1 rw=$2 qd=$3
+	local name="late SQ head [${spec%%=*}]: sqthread_poll $rw iodepth=$qd, no requeue, verify"
+	local log=$WORK/late.txt
+	if LD_PRELOAD=$SHIM "${spec#*=}" --name=l --ioengine="$E" \
+		--directory="$WORK" --size=8M --bs=4k --rw="$rw" --iodepth="$qd" \
+		--verify=crc32c --sqthread_poll=1 --debug=io >"$log" 2>&1 &&
+	   grep -q '^late_sq_head: SQ head shown' "$log" &&
+	   ! grep -q 'requeue' "$log" &&
+	   grep -q 'err= 0' "$log"; then
+		ok "$name"
+	else
+		echo "requeues: $(grep -c requeue "$log")" >>"$log"
+		grep -v '^io ' "$log" >"$log.short"
+		bad "$name" "$log.short"
+	fi
+	rm -f "$WORK"/l.*
+}
 if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
 	-o "$SHIM" "$HERE/tests/late_sq_head.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
 	for spec in "${ALL_FIOS[@]}"; do
-	for rw in randrw rw randwrite; do
-		for qd in 1 16; do
-			name="late SQ head [${spec%%=*}]: sqthread_poll $rw iodepth=$qd, no requeue, verify"
-			log=$WORK/late.txt
-			if LD_PRELOAD=$SHIM "${spec#*=}" --name=l --ioengine="$E" \
-				--directory="$WORK" --size=8M --bs=4k --rw=$rw \
-				--iodepth=$qd --verify=crc32c --sqthread_poll=1 \
-				--debug=io >"$log" 2>&1 &&
-			   grep -q '^late_sq_head: SQ head shown' "$log" &&
-			   ! grep -q 'requeue' "$log" &&
-			   grep -q 'err= 0' "$log"; then
-				ok "$name"
-			else
-				echo "requeues: $(grep -c requeue "$log")" >>"$log"
-				grep -v '^io ' "$log" >"$log.short"
-				bad "$name" "$log.short"
-			fi
-			rm -f "$WORK"/l.*
+		for rw in randrw rw randwrite; do
+			for qd in 1 16; do
+				late_sq_head_case "$spec" "$rw" "$qd"
+			done
 		done
-	done
 	done
 else
 	bad "build tests/late_sq_head.c" "$WORK/shim.txt"
