@@ -82,7 +82,7 @@ if wants fio; then
 	mkdir -p "$OUT/fio"
 	log "fio engine"
 	if ((QUICK)); then
-		OUT="$OUT/fio/results.md" ROUNDS=1 RUNTIME=2 LAT_RUNTIME=1 "$ROOT/fio_engine/compare.sh" || status=1
+		OUT="$OUT/fio/results.md" ROUNDS=1 IOS=16384 "$ROOT/fio_engine/compare.sh" || status=1
 	else
 		OUT="$OUT/fio/results.md" "$ROOT/fio_engine/compare.sh" || status=1
 	fi
