@@ -22,7 +22,7 @@
 #                   into target/bench/build/ and measured as the second
 #                   reference next to Debian's 2.3 (without it: reported
 #                   as absent)
-#   --only SUITES   some of: hotpath sqpoll fio (default: all)
+#   --only SUITES   some of: hotpath sqpoll transparent fio (default: all)
 #   --quick         a few rounds of less work each (minutes, noisier)
 #   --rounds N      hot-path rounds per block (default 9)
 #
@@ -33,7 +33,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=$ROOT/target/bench
-COMMIT=0 QUICK=0 ONLY="hotpath sqpoll fio" UPSTREAM= ROUNDS=9 ROUNDS_SET=0 ONLY_SET=0
+COMMIT=0 QUICK=0 ONLY="hotpath sqpoll transparent fio" UPSTREAM= ROUNDS=9 ROUNDS_SET=0 ONLY_SET=0
 
 while [[ $# -gt 0 ]]; do
 	case $1 in
@@ -52,7 +52,7 @@ if ((COMMIT && (QUICK || ONLY_SET || ROUNDS_SET))); then
 	exit 2
 fi
 for s in $ONLY; do
-	case $s in hotpath | sqpoll | fio) ;; *) log "unknown suite $s"; exit 2 ;; esac
+	case $s in hotpath | sqpoll | transparent | fio) ;; *) log "unknown suite $s"; exit 2 ;; esac
 done
 wants() { [[ " $ONLY " == *" $1 "* ]]; }
 
@@ -74,11 +74,15 @@ if wants sqpoll; then
 	log "shared SQPOLL"
 	"$ROOT/bench/sqpoll/run.sh" "${args[@]}" || status=1
 fi
+if wants transparent; then
+	log "transparent SQPOLL"
+	"$ROOT/bench/transparent/run.sh" "$( ((QUICK)) && echo 2 || echo 5)" || status=1
+fi
 if wants fio; then
 	mkdir -p "$OUT/fio"
 	log "fio engine"
 	if ((QUICK)); then
-		OUT="$OUT/fio/results.md" ROUNDS=1 RUNTIME=2 LAT_RUNTIME=1 "$ROOT/fio_engine/compare.sh" || status=1
+		OUT="$OUT/fio/results.md" ROUNDS=1 IOS=16384 "$ROOT/fio_engine/compare.sh" || status=1
 	else
 		OUT="$OUT/fio/results.md" "$ROOT/fio_engine/compare.sh" || status=1
 	fi
@@ -89,7 +93,7 @@ fi
 	echo "# rsuring benchmarks"
 	echo
 	echo "\`bench/run.sh$( ((QUICK)) && echo ' --quick')\` at $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(($(date +%s) - T0)) s."
-	for f in hotpath/results.md sqpoll/results.md fio/results.md; do
+	for f in hotpath/results.md sqpoll/results.md transparent/results.md fio/results.md; do
 		if [[ -f $OUT/$f ]] && wants "${f%%/*}"; then
 			echo
 			sed 's/^#/##/' "$OUT/$f"

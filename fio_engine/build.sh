@@ -6,7 +6,7 @@
 #
 # Outputs:
 #   fio_engine/build/fio                  fio built from target/fio-src/
-#   fio_engine/build/rsuring-engine.so    the engine (rpath $ORIGIN/lib)
+#   fio_engine/build/rsuring-engine.so    the engine (rpath $ORIGIN/lib:$ORIGIN/..)
 #   fio_engine/build/lib/liburing.so.2 -> target/release/librsuring.so
 #
 # Needs: apt (deb-src for bookworm), gcc, make, cargo. Re-running is cheap:
@@ -84,20 +84,28 @@ FIO_FLAGS=$(make -C "$FIO_SRC" --no-print-directory -s \
 # The one -Wextra warning fio's headers force: unused parameters of inline
 # helpers in arch/arch-x86-common.h and os/os-linux.h.
 FIO_HDR_WNO="-Wno-unused-parameter"
-SRC=$HERE/rsuring_engine.c
+SRCS="$HERE/rsuring_engine.c $HERE/engine_setup.c $HERE/engine_options.c"
 SO=$OUT/rsuring-engine.so
-if [ ! -f "$SO" ] || [ "$SRC" -nt "$SO" ] || [ "$0" -nt "$SO" ] ||
-   [ "$FIO_SRC/config-host.h" -nt "$SO" ] ||
-   [ -n "$(find "$RSURING_INCLUDE" -newer "$SO" -name '*.h')" ]; then
+# Where the engine finds liburing.so.2 (DT_RPATH, which LD_LIBRARY_PATH
+# cannot override): $ORIGIN/lib in this build tree, $ORIGIN/.. when it is
+# installed as $libdir/fio/rsuring-engine.so next to $libdir/liburing.so.2.
+ENGINE_RPATH='$ORIGIN/lib:$ORIGIN/..'
+stale=0
+[ -f "$SO" ] || stale=1
+for f in $SRCS "$HERE/engine.h" "$0" "$FIO_SRC/config-host.h"; do
+	[ "$f" -nt "$SO" ] && stale=1
+done
+[ -n "$(find "$RSURING_INCLUDE" -newer "$SO" -name '*.h' 2>/dev/null)" ] && stale=1
+if [ $stale = 1 ]; then
 	log "cc rsuring-engine.so"
 	# shellcheck disable=SC2086
 	(cd "$FIO_SRC" && ${CC:-gcc} $FIO_FLAGS \
 		-Wall -Wextra -Werror $FIO_HDR_WNO \
 		-fPIC -shared -fvisibility=hidden \
-		-I"$RSURING_INCLUDE" \
-		-o "$SO.tmp" "$SRC" \
+		-I"$RSURING_INCLUDE" -I"$HERE" -ffile-prefix-map="$HERE/"=fio_engine/ \
+		-o "$SO.tmp" $SRCS \
 		-L"$OUT/lib" -l:liburing.so.2 \
-		-Wl,-rpath,'$ORIGIN/lib' -Wl,--disable-new-dtags)
+		-Wl,-rpath,"$ENGINE_RPATH" -Wl,--disable-new-dtags)
 	mv -f "$SO.tmp" "$SO"
 fi
 

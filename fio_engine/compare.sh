@@ -1,15 +1,28 @@
 #!/bin/bash
-# Runs the jobs in fio_engine/jobs/ with fio's built-in io_uring engine and
-# with the rsuring engine, in one run of the same fio binary (interleaved
-# rounds, median), on a loop device (direct I/O) over a /dev/shm file, and
-# prints a Markdown table, also saved to $OUT (default fio_engine/results.md;
-# bench/run.sh passes target/bench/fio/results.md). Run as root.
+# Bench (not a test): the jobs in fio_engine/jobs/ with fio's built-in
+# io_uring engine and with the rsuring engine, same fio binary, a fixed
+# number of I/Os per run, interleaved rounds (compare.py), on a loop device
+# (direct I/O) over a /dev/shm file. Run as root.
 #
-#   fio_engine/compare.sh              # 3 rounds, 3 s / 2 s runs (~4 min)
-#   ROUNDS=1 RUNTIME=2 fio_engine/compare.sh
+#   fio_engine/compare.sh                    # -> target/fio-compare/results.md
+#   fio_engine/compare.sh --update-results   # also fio_engine/results.md
+#   ROUNDS=7 IOS=262144 fio_engine/compare.sh
+#
+# ROUNDS (default 5) and IOS (I/Os per run, default 131072; QD 1 and each
+# of the 4 jobs run a quarter) change the length: about 11 minutes with the
+# defaults on 2 CPUs that other work keeps busy.
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(dirname "$HERE")
+OUT=${OUT:-$ROOT/target/fio-compare/results.md}
+UPDATE=0
+for arg in "$@"; do
+	case $arg in
+	--update-results) UPDATE=1 ;;
+	*) echo "compare.sh: unknown argument $arg (only --update-results)" >&2; exit 2 ;;
+	esac
+done
 [ "$(id -u)" = 0 ] || { echo "compare.sh: must run as root" >&2; exit 1; }
 "$HERE/build.sh"
 
@@ -31,7 +44,10 @@ python3 "$HERE/compare.py" \
 	--engine-so "$HERE/build/rsuring-engine.so" \
 	--jobs "$HERE/jobs" \
 	--dev "$LOOP" \
-	--rounds "${ROUNDS:-3}" \
-	--runtime "${RUNTIME:-3}" \
-	--lat-runtime "${LAT_RUNTIME:-2}" \
-	--out "${OUT:-$HERE/results.md}"
+	--rounds "${ROUNDS:-5}" \
+	--ios "${IOS:-131072}" \
+	--out "$OUT"
+if [ "$UPDATE" = 1 ]; then
+	cp "$OUT" "$HERE/results.md"
+	echo "compare.sh: updated $HERE/results.md" >&2
+fi

@@ -3,13 +3,16 @@
 #
 #   fio_engine/test.sh
 #
-# Builds what is missing (build.sh), then runs fio jobs with verify on a
-# /dev/shm file (buffered) and on a loop device over /dev/shm (O_DIRECT),
-# across the engine's modes; checks that sqthread_poll_percpu gives 4 jobs
-# ONE kernel SQ thread; checks trims, syncs, batching, multiple files,
-# statistics and option errors. Everything it creates (loop devices,
-# /dev/shm files) is removed on exit. Prints "N passed, M failed"; exits
-# non-zero on any failure.
+# Builds what is missing (build.sh), installs Debian's fio package if it is
+# missing, then runs the verify matrix (verify_matrix.py: workloads x modes
+# x {buffered /dev/shm file, O_DIRECT loop device over /dev/shm} x iodepth,
+# with the project's fio and Debian's /usr/bin/fio); a late-SQ-head fault
+# injection (tests/late_sq_head.c) that must cause no requeue; checks that
+# sqthread_poll_percpu gives 4 jobs ONE kernel SQ thread; trims, syncs,
+# batching, multiple files, statistics, option errors and an installed
+# (copied) engine. Everything it creates (loop devices, /dev/shm files) is
+# removed on exit. Prints "N passed, M failed"; exits non-zero on any
+# failure. RSURING_STRICT=1: a missing Debian fio is a failure, not a skip.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -85,16 +88,19 @@ run_ok() {
 }
 
 # run_fail NAME PATTERN [fio args...] : fio must exit non-zero (no crash:
-# not killed by a signal) and print PATTERN.
+# not killed by a signal), print PATTERN, do no I/O, and never report an
+# error without text (fio prints a bare job error as "err=1/").
 run_fail() {
 	local name=$1 pat=$2; shift 2
 	local log=$WORK/log.txt rc
 	"$FIO" "$@" >"$log" 2>&1
 	rc=$?
-	if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -q -- "$pat" "$log"; then
+	if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && grep -q -- "$pat" "$log" &&
+	   ! grep -Eq 'err= *[0-9]+/ *$' "$log" &&
+	   ! grep -Eq 'IOPS=[1-9]' "$log"; then
 		ok "$name"
 	else
-		echo "exit status $rc, wanted 1..127 and '$pat'" >>"$log"
+		echo "exit status $rc, wanted 1..127, '$pat', no I/O, no empty error" >>"$log"
 		bad "$name" "$log"
 	fi
 }
@@ -103,60 +109,109 @@ COMMON=(--ioengine="$E" --bs=4k --iodepth=16 --do_verify=1)
 FILE_T=(--filename="$FILE" --size=64M --direct=0)
 LOOP_T=(--filename="$LOOP" --size=64M --direct=1)
 
-# ---- verify, per target and mode ----------------------------------------
-# mode name | extra fio args (percpu: 4 thread jobs, one SQ thread CPU)
-MODES=(
-	"plain|--defer_taskrun=0"
-	"sqthread_poll|--sqthread_poll=1"
-	"percpu-4jobs|--sqthread_poll_percpu=1 --sqthread_poll_cpu=1 --thread=1 --numjobs=4 --cpus_allowed=0 --size=16M --offset_increment=16M"
-	"fixedbufs+registerfiles|--fixedbufs=1 --registerfiles=1 --defer_taskrun=0"
-	"defer_taskrun|--defer_taskrun=1"
-)
+# ---- Debian's packaged fio (3.33) loads the same engine ------------------
+DEBIAN_FIO=/usr/bin/fio
+if [ ! -x "$DEBIAN_FIO" ]; then
+	echo "test.sh: installing Debian's fio package" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >"$WORK/apt.txt" 2>&1 ||
+		{ apt-get update -qq >/dev/null 2>&1 &&
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fio >"$WORK/apt.txt" 2>&1; }
+fi
+MATRIX_FIOS=(--fio "project=$FIO")
+ALL_FIOS=("project=$FIO")
+if [ -x "$DEBIAN_FIO" ] && "$DEBIAN_FIO" --version 2>/dev/null | grep -q '^fio-3\.33'; then
+	MATRIX_FIOS+=(--fio "debian=$DEBIAN_FIO")
+	ALL_FIOS+=("debian=$DEBIAN_FIO")
+elif [ "${RSURING_STRICT:-0}" = 1 ]; then
+	echo "Debian fio 3.33 not usable at $DEBIAN_FIO ($("$DEBIAN_FIO" --version 2>&1))" >"$WORK/log.txt"
+	cat "$WORK/apt.txt" >>"$WORK/log.txt" 2>/dev/null
+	bad "Debian fio 3.33 present (RSURING_STRICT=1)" "$WORK/log.txt"
+else
+	echo "skip  Debian fio 3.33 not installed (apt-get install fio): matrix with the project's fio only"
+fi
+
+# ---- verify matrix ---------------------------------------------------------
+# workload x mode x {file, loop} x iodepth {1,16,128}, verify=crc32c, for
+# each fio binary: see verify_matrix.py.
+python3 "$HERE/verify_matrix.py" "${MATRIX_FIOS[@]}" --engine "$ENGINE" \
+	--dir "$WORK" --loop "$LOOP" 2>&1 | tee "$WORK/matrix.txt" |
+	grep --line-buffered -v ' passed, .* failed$'
+counts=$(tail -1 "$WORK/matrix.txt")
+case $counts in
+*" passed, "*" failed")
+	PASS=$((PASS + ${counts%% passed*}))
+	f=${counts#* passed, }
+	FAIL=$((FAIL + ${f%% failed}))
+	;;
+*)	bad "verify matrix ran to the end" "$WORK/matrix.txt" ;;
+esac
+rm -f "$WORK/matrix-file"
+
 for target in file loop; do
 	if [ $target = file ]; then T=("${FILE_T[@]}"); else T=("${LOOP_T[@]}"); fi
-	for m in "${MODES[@]}"; do
-		mname=${m%%|*}
-		# shellcheck disable=SC2206
-		extra=(${m#*|})
-		run_ok "verify crc32c $target $mname" --name=v "${COMMON[@]}" \
-			"${T[@]}" --rw=randwrite --verify=crc32c "${extra[@]}"
-	done
 	run_ok "verify md5 $target plain" --name=v "${COMMON[@]}" "${T[@]}" \
-		--rw=randwrite --verify=md5
+		--rw=randwrite --verify=md5 --defer_taskrun=0
 	run_ok "verify md5 $target defer_taskrun+fixedbufs+registerfiles" \
 		--name=v "${COMMON[@]}" "${T[@]}" --rw=randwrite --verify=md5 \
 		--defer_taskrun=1 --fixedbufs=1 --registerfiles=1
-	run_ok "verify md5 $target percpu-4jobs" --name=v "${COMMON[@]}" \
-		"${T[@]}" --rw=randwrite --verify=md5 --sqthread_poll_percpu=1 \
-		--sqthread_poll_cpu=1 --thread=1 --numjobs=4 --cpus_allowed=0 \
-		--size=16M --offset_increment=16M
 done
 
+# ---- SQ head published late (an SQ thread preempted mid-batch) -----------
+# tests/late_sq_head.c shows every SQPOLL ring's SQ head 200 us late, so the
+# SQ looks full while completions for its slots are already reaped. The
+# engine must wait for room, never answer FIO_Q_BUSY: fio 3.33 draws a new
+# verify seed for a requeued write and a mixed job then fails its verify.
+# fio's debug log names every requeue; there must be none.
+SHIM=$WORK/late_sq_head.so
+late_sq_head_case() {
+	local spec=$1 rw=$2 qd=$3
+	local name="late SQ head [${spec%%=*}]: sqthread_poll $rw iodepth=$qd, no requeue, verify"
+	local log=$WORK/late.txt
+	if LD_PRELOAD=$SHIM "${spec#*=}" --name=l --ioengine="$E" \
+		--directory="$WORK" --size=8M --bs=4k --rw="$rw" --iodepth="$qd" \
+		--verify=crc32c --sqthread_poll=1 --debug=io >"$log" 2>&1 &&
+	   grep -q '^late_sq_head: SQ head shown' "$log" &&
+	   ! grep -q 'requeue' "$log" &&
+	   grep -q 'err= 0' "$log"; then
+		ok "$name"
+	else
+		echo "requeues: $(grep -c requeue "$log")" >>"$log"
+		grep -v '^io ' "$log" >"$log.short"
+		bad "$name" "$log.short"
+	fi
+	rm -f "$WORK"/l.*
+}
+if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
+	-o "$SHIM" "$HERE/tests/late_sq_head.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
+	for spec in "${ALL_FIOS[@]}"; do
+		for rw in randrw rw randwrite; do
+			for qd in 1 16; do
+				late_sq_head_case "$spec" "$rw" "$qd"
+			done
+		done
+	done
+else
+	bad "build tests/late_sq_head.c" "$WORK/shim.txt"
+fi
+
 # ---- one SQ thread for four jobs ----------------------------------------
-# Max number of iou-sqp threads of fio's process seen while it runs.
+# "RINGS THREADS": most SQPOLL rings fio had open at once and most distinct
+# kernel SQ threads behind the rings open at one time (fio_run.py reads
+# them from fdinfo; counting iou-sqp threads would also count io-wq
+# workers an SQ thread has just created, which keep its name for a moment).
 count_sqp() {
 	local name=$1; shift
-	local log=$WORK/sqp.txt pid n max=0 i
-	"$FIO" --name="$name" --ioengine="$E" --filename="$LOOP" --direct=1 \
-		--bs=4k --rw=randread --iodepth=32 --numjobs=4 --thread=1 \
-		--cpus_allowed=0 --sqthread_poll_cpu=1 --time_based --runtime=3 \
-		--output-format=terse "$@" >"$log" 2>&1 &
-	pid=$!
-	BG_PIDS+=("$pid")
-	for i in $(seq 1 25); do
-		sleep 0.1
-		n=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | grep -c '^iou-sqp')
-		[ "$n" -gt "$max" ] && max=$n
-	done
-	wait "$pid" || max="fio-failed"
-	echo "$max"
+	python3 "$HERE/fio_run.py" census "$FIO" --name="$name" --ioengine="$E" \
+		--filename="$LOOP" --direct=1 --bs=4k --rw=randread --iodepth=32 \
+		--numjobs=4 --thread=1 --cpus_allowed=0 --sqthread_poll_cpu=1 \
+		--time_based --runtime=2 "$@" 2>"$WORK/sqp.txt"
 }
 n=$(count_sqp dedicated --sqthread_poll=1)
-if [ "$n" = 4 ]; then ok "sqthread_poll: 4 thread jobs have 4 SQ threads (control)"
-else bad "sqthread_poll: 4 thread jobs have 4 SQ threads (control): saw $n" "$WORK/sqp.txt"; fi
+if [ "$n" = "4 4" ]; then ok "sqthread_poll: 4 thread jobs, 4 rings on 4 SQ threads (control)"
+else bad "sqthread_poll: 4 thread jobs, 4 rings on 4 SQ threads (control): saw '$n'" "$WORK/sqp.txt"; fi
 n=$(count_sqp shared --sqthread_poll_percpu=1)
-if [ "$n" = 1 ]; then ok "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread"
-else bad "sqthread_poll_percpu: 4 thread jobs share ONE SQ thread: saw $n" "$WORK/sqp.txt"; fi
+if [ "$n" = "4 1" ]; then ok "sqthread_poll_percpu: 4 thread jobs, 4 rings share ONE SQ thread"
+else bad "sqthread_poll_percpu: 4 thread jobs, 4 rings share ONE SQ thread: saw '$n'" "$WORK/sqp.txt"; fi
 
 # ---- workloads -------------------------------------------------------------
 for target in file loop; do
@@ -232,6 +287,23 @@ for how in "--ring_stats=1" "env RSURING_STATS=1"; do
 	fi
 done
 
+# submit_and_wait=1 at iodepth 1: one io_uring_enter per I/O (submit and
+# wait together) where the default makes two.
+for sw in 0 1; do
+	"$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" --rw=randread \
+		--io_size=8M --ring_stats=1 --submit_and_wait=$sw >"$WORK/log.txt" 2>&1
+	enters=$(grep ' job=st ' "$WORK/log.txt" | grep ' sqes=2048 ' |
+		sed -n 's/.* enters_submit=\([0-9]*\) enters_wait=\([0-9]*\) .*/\1 \2/p')
+	want=$((2048 * (2 - sw)))
+	# shellcheck disable=SC2086
+	if [ -n "$enters" ] && [ $((${enters% *} + ${enters#* })) -eq $want ]; then
+		ok "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os"
+	else
+		echo "enters (submit wait): '${enters}', wanted $want in all" >>"$WORK/log.txt"
+		bad "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os" "$WORK/log.txt"
+	fi
+done
+
 # ---- option errors -----------------------------------------------------------
 BADBASE=(--name=e --ioengine="$E" --filename="$FILE" --size=1M)
 run_fail "bad value: reap_batch=abc" "failed parsing reap_batch" "${BADBASE[@]}" --reap_batch=abc
@@ -239,19 +311,55 @@ run_fail "bad value: reap_batch=99999999" "reap_batch" "${BADBASE[@]}" --reap_ba
 run_fail "bad value: sqthread_poll_cpu=4096" "no such CPU" "${BADBASE[@]}" --sqthread_poll_cpu=4096
 run_fail "bad value: sqthread_poll_percpu=maybe" "failed parsing sqthread_poll_percpu" "${BADBASE[@]}" --sqthread_poll_percpu=maybe
 run_fail "bad value: nonvectored=x" "failed parsing nonvectored" "${BADBASE[@]}" --nonvectored=x
-run_fail "bad combination: defer_taskrun + sqthread_poll" "cannot be combined" "${BADBASE[@]}" --defer_taskrun=1 --sqthread_poll=1
+run_fail "bad combination: defer_taskrun + sqthread_poll" "func=rsuring, error=defer_taskrun=1 cannot be combined" "${BADBASE[@]}" --defer_taskrun=1 --sqthread_poll=1
+# fio reads "-3" as the range "-" "3"; the engine must still refuse it.
+for bad_opt in reap_batch=-3 force_async=-2 nonvectored=5 defer_taskrun=3 \
+	uncached=7 nowait=2 ring_stats=-1 sqthread_poll_cpu=-1 reap_batch=4k \
+	submit_and_wait=2 \
+	force_async=1.5; do
+	run_fail "bad value: $bad_opt stops the job" "rsuring: ${bad_opt%%=*}=" \
+		"${BADBASE[@]}" --"$bad_opt"
+done
+for flag in hipri fixedbufs registerfiles sqthread_poll; do
+	run_fail "bad value: $flag=-1 stops the job" "func=rsuring, error=$flag=-1: expected 0 or 1" \
+		"${BADBASE[@]}" --"$flag"=-1
+done
 
-# ---- Debian's packaged fio 3.33 loading the same engine ----------------------
-if [ -x /usr/bin/fio ] && /usr/bin/fio --version 2>/dev/null | grep -q '^fio-3\.33'; then
-	FIO_SAVE=$FIO
-	FIO=/usr/bin/fio
-	run_ok "Debian /usr/bin/fio 3.33 loads the engine (verify crc32c, loop)" \
-		--name=d "${COMMON[@]}" "${LOOP_T[@]}" --rw=randwrite --verify=crc32c \
-		--defer_taskrun=1 --fixedbufs=1 --registerfiles=1
-	FIO=$FIO_SAVE
-else
-	echo "skip  Debian fio 3.33 not installed (apt-get install fio)"
-fi
+# ---- installed engine: $libdir/fio/rsuring-engine.so beside $libdir/liburing.so.2
+# A copy in a temporary tree laid out like an install must load that
+# tree's liburing.so.2 (rsuring), not the system's (Debian's liburing 2.3
+# has no RSURING_0.1 and the engine would not load), with Debian's fio
+# when it is there.
+INST=$WORK/inst
+mkdir -p "$INST/lib/fio"
+cp "$ENGINE" "$INST/lib/fio/rsuring-engine.so"
+cp "$(readlink -f "$HERE/build/lib/liburing.so.2")" "$INST/lib/liburing.so.2"
+for spec in "${ALL_FIOS[@]}"; do
+	name="installed engine [${spec%%=*}]: $INST/lib/fio/rsuring-engine.so loads $INST/lib/liburing.so.2"
+	log=$WORK/inst.txt
+	maps=$WORK/inst-maps.txt
+	: >"$maps"
+	env -u LD_LIBRARY_PATH -u LD_PRELOAD "${spec#*=}" --name=i \
+		--ioengine="external:$INST/lib/fio/rsuring-engine.so" \
+		--filename="$FILE" --size=8M --rw=randread --time_based \
+		--runtime=1 --ring_stats=1 >"$log" 2>&1 &
+	pid=$!
+	BG_PIDS+=("$pid")
+	for i in $(seq 1 20); do
+		sleep 0.1
+		grep -o '/[^ ]*liburing[^ ]*' /proc/"$pid"/maps >>"$maps" 2>/dev/null
+	done
+	wait "$pid"
+	rc=$?
+	libs=$(sort -u "$maps" | tr '\n' ' ')
+	if [ "$rc" = 0 ] && [ "$libs" = "$INST/lib/liburing.so.2 " ] &&
+	   grep -q '^rsuring: pid=.* job=i ' "$log"; then
+		ok "$name"
+	else
+		echo "exit status $rc; liburing mappings seen: ${libs:-none}" >>"$log"
+		bad "$name" "$log"
+	fi
+done
 
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -143,14 +143,12 @@ echo "  rsuring-ldconfig's entry ($conf_name) puts $first first (private cache);
 
 engine=$libdir/fio/rsuring-engine.so
 if [ -f "$engine" ]; then
-	if readelf -d "$engine" | grep -q 'R.*PATH.*\$ORIGIN/\.\.'; then
-		resolved=$(ldd "$engine" | awk '$1 == "liburing.so.2" { print $3 }')
-		[ "$(readlink -f "$resolved")" = "$libdir/librsuring.so.$version" ] ||
-			fail "the packaged fio engine resolves liburing.so.2 to '$resolved'"
-		echo "  fio engine: packaged, resolves liburing.so.2 to the package's"
-	else
-		echo "  fio engine: packaged (its RUNPATH is not \$ORIGIN/..: resolution not checked)"
-	fi
+	readelf -d "$engine" | grep -q 'R.*PATH.*\$ORIGIN/\.\.' ||
+		fail "the fio engine's RUNPATH lacks \$ORIGIN/.. (it would load another liburing.so.2)"
+	resolved=$(ldd "$engine" | awk '$1 == "liburing.so.2" { print $3 }')
+	[ "$(readlink -f "$resolved")" = "$libdir/librsuring.so.$version" ] ||
+		fail "the packaged fio engine resolves liburing.so.2 to '$resolved'"
+	echo "  fio engine: packaged, resolves liburing.so.2 to the package's"
 fi
 
 for page in 7:rsuring 3:rsuring_wait_batch_cqe 3:IORING_SETUP_SQPOLL_PERCPU; do

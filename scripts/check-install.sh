@@ -141,13 +141,11 @@ if grep -q 'fio engine not built' "$work/install.log"; then
 else
 	engine=$lib/fio/rsuring-engine.so
 	[ -f "$engine" ] || fail "fio engine built but not installed"
-	if readelf -d "$engine" | grep -q 'R.*PATH.*\$ORIGIN/\.\.'; then
-		resolved=$(ldd "$engine" | awk '$1 == "liburing.so.2" { print $3 }')
-		same_file "$resolved" "$lib/$real" || fail "installed engine resolves liburing.so.2 to '$resolved'"
-		echo "  fio engine: installed, resolves liburing.so.2 to the tree's"
-	else
-		echo "  fio engine: installed (its RUNPATH is not \$ORIGIN/..: resolution not checked)"
-	fi
+	readelf -d "$engine" | grep -q 'R.*PATH.*\$ORIGIN/\.\.' ||
+		fail "the fio engine's RUNPATH lacks \$ORIGIN/.. (it would load another liburing.so.2)"
+	resolved=$(ldd "$engine" | awk '$1 == "liburing.so.2" { print $3 }')
+	same_file "$resolved" "$lib/$real" || fail "installed engine resolves liburing.so.2 to '$resolved'"
+	echo "  fio engine: installed, resolves liburing.so.2 to the tree's"
 fi
 
 # ---- uninstall -------------------------------------------------------------------

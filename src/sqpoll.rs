@@ -211,9 +211,13 @@ fn lock() -> crate::lock::Guard<'static, Registry> {
 /// thread, or the kernel printed nothing (it skips the ring details while
 /// the ring's lock is busy, so that is retried a few times).
 fn poller_of(fd: c_int) -> Option<(i32, i32)> {
-    const TRIES: u32 = 20;
+    // The kernel prints a ring's details only if it gets the ring's lock at
+    // once; a busy poller holds it for each batch, so keep asking, yielding
+    // first and then sleeping a little (about 20 ms in all).
+    const TRIES: u32 = 400;
+    const YIELDS: u32 = 100;
     let path = format!("/proc/self/fdinfo/{fd}");
-    for _ in 0..TRIES {
+    for attempt in 0..TRIES {
         let text = std::fs::read_to_string(&path).ok()?;
         let field = |name: &str| -> Option<i32> {
             text.lines()
@@ -226,12 +230,24 @@ fn poller_of(fd: c_int) -> Option<(i32, i32)> {
             }
             return Some((thread, field("SqThreadCpu:").unwrap_or(-1)));
         }
-        if !text.contains("io_uring") && !text.contains("SqMask") {
+        if !is_io_uring_fd(fd) {
             return None;
         }
-        crate::sys::sched_yield();
+        if attempt < YIELDS {
+            crate::sys::sched_yield();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
     None
+}
+
+/// Whether `fd` is an io_uring instance at all (its fdinfo lacks the ring
+/// details while the ring is busy, but the file says what it is).
+fn is_io_uring_fd(fd: c_int) -> bool {
+    std::fs::read_link(format!("/proc/self/fd/{fd}"))
+        .map(|p| p.as_os_str().as_encoded_bytes().ends_with(b"[io_uring]"))
+        .unwrap_or(false)
 }
 
 /// [`poller_of`] for a ring this thread has just created as the first of a

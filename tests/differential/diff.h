@@ -27,6 +27,14 @@
 /* user_data bit: the CQE's res is a new fd, printed as "fd". */
 #define UD_FD (1ULL << 62)
 
+/*
+ * ring.flags as printed: without IORING_SETUP_NO_SQARRAY, which rsuring adds
+ * to every ring where the kernel has it, as liburing 2.6+ does, and Debian's
+ * 2.3 does not (NOTES.md). The bit's value is the kernel's (1U << 16); the
+ * 2.3 header has no name for it.
+ */
+#define DIFF_RING_FLAGS(flags) ((unsigned)(flags) & ~(1U << 16))
+
 /* Where the section is, for the watchdog's message. */
 extern const char *volatile diff_step;
 #define STEP(s) (diff_step = (s))

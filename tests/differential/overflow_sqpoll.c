@@ -99,7 +99,7 @@ static int sqpoll_ring(struct io_uring *ring, unsigned flags, unsigned cpu,
 	    "wq_fd_kept=%d",
 	    p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd == (__u32)wq_fd);
 	if (ret == 0)
-		say("ring: flags=0x%x", ring->flags);
+		say("ring: flags=0x%x", DIFF_RING_FLAGS(ring->flags));
 	return ret;
 }
 

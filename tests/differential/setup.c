@@ -67,7 +67,7 @@ static void show_ring(struct io_uring *ring)
 {
 	say("ring: flags=0x%x features=0x%x sq.ring_entries=%u "
 	    "sq.ring_mask=0x%x cq.ring_entries=%u cq.ring_mask=0x%x",
-	    ring->flags, ring->features, ring->sq.ring_entries,
+	    DIFF_RING_FLAGS(ring->flags), ring->features, ring->sq.ring_entries,
 	    ring->sq.ring_mask, ring->cq.ring_entries, ring->cq.ring_mask);
 	say("sq_space_left=%u sq_ready=%u cq_ready=%u",
 	    io_uring_sq_space_left(ring), io_uring_sq_ready(ring),
@@ -160,7 +160,7 @@ void sec_setup_other(void)
 	need(ret, "io_uring_queue_mmap");
 	say("ring: flags=0x%x sq.ring_entries=%u cq.ring_entries=%u "
 	    "ring_fd_is_setup_fd=%d",
-	    ring.flags, ring.sq.ring_entries, ring.cq.ring_entries,
+	    DIFF_RING_FLAGS(ring.flags), ring.sq.ring_entries, ring.cq.ring_entries,
 	    ring.ring_fd == fd);
 	/* liburing (2.3 and 2.15) leaves the SQ index array of a ring set up
 	 * this way to the application; rsuring fills it. Fill it as a
@@ -191,7 +191,7 @@ void sec_setup_other(void)
 	say("params: flags=0x%x wq_fd_kept=%d", p.flags,
 	    p.wq_fd == (__u32)ring.ring_fd);
 	if (ret == 0) {
-		say("ring: flags=0x%x", other.flags);
+		say("ring: flags=0x%x", DIFF_RING_FLAGS(other.flags));
 		smoke(&other);
 		io_uring_queue_exit(&other);
 	}
