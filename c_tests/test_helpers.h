@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -336,6 +337,36 @@ static inline void t_msleep(unsigned ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+}
+
+/*
+ * Waits up to `ms` for child `pid` to exit 0. A child still running then is
+ * killed (a hang, e.g. a deadlock after fork) and the test fails, as it
+ * does when the child fails or dies of a signal.
+ */
+static inline void t_wait_child(pid_t pid, long ms, const char *what)
+{
+	unsigned long long end = t_now_ms() + (unsigned long long)ms;
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		CHECK_MSG(r == 0, "waitpid(%s): %s", what, strerror(errno));
+		if (t_now_ms() >= end) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			T_FAIL("%s (pid %d) still running after %ld ms (a hang?)",
+			       what, (int)pid, ms);
+		}
+		t_msleep(2);
+	}
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "%s failed (status 0x%x: %s %d)", what, status,
+		  WIFEXITED(status) ? "exit" : "signal",
+		  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 }
 
 /* Queues @n NOPs with user_data base, base + 1, ...; fails if the SQ is full. */

@@ -24,12 +24,12 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use two_libs::{Header, Lib, Run};
+use common::Run;
+use two_libs::{Header, Lib};
 
 /// Every section has a 20 s watchdog; the whole program takes a few
 /// seconds.
 const TIMEOUT: Duration = Duration::from_secs(240);
-const BIN_DIR: &str = "differential_bin";
 
 /// The program, built once per test process.
 fn program() -> &'static Path {
@@ -42,7 +42,7 @@ fn program() -> &'static Path {
             .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
             .collect();
         srcs.sort();
-        two_libs::build(&srcs, Header::Debian, BIN_DIR, "differential")
+        two_libs::build(&srcs, Header::Debian, "differential")
     })
 }
 
@@ -55,9 +55,9 @@ fn completed(run: &Run, what: &str) {
     );
 }
 
-/// `diff -u` of two outputs, saved under `<profile>/differential_bin/`.
+/// `diff -u` of two outputs, saved next to the program.
 fn unified_diff(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
-    let dir = common::profile_dir().join(BIN_DIR);
+    let dir = &common::area().bin_dir;
     let path_a = dir.join(format!("{name}.{}.out", a.0));
     let path_b = dir.join(format!("{name}.{}.out", b.0));
     fs::write(&path_a, a.1).expect("save an output");

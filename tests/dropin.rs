@@ -24,7 +24,8 @@ use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use two_libs::{Header, Lib, Run, EXIT_SKIP};
+use common::{Run, EXIT_SKIP};
+use two_libs::{Header, Lib};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -52,7 +53,7 @@ fn outcome(name: &str, what: &str, run: &Run) -> bool {
     }
     match status {
         "ok" => true,
-        "skipped" if !two_libs::strict() => false,
+        "skipped" if !common::strict() => false,
         "skipped" => panic!(
             "dropin {name} ({what}) skipped a case, which fails under RSURING_STRICT=1:\n{}",
             run.describe()
@@ -67,7 +68,7 @@ fn on_both(name: &str, vars: &[(&str, &str)]) {
     if !two_libs::reference_available(&format!("dropin {name}")) {
         return;
     }
-    let bin = two_libs::build(&[source(name)], Header::Debian, "dropin_bin", name);
+    let bin = two_libs::build(&[source(name)], Header::Debian, name);
     let reference = two_libs::run(&bin, Lib::Liburing, vars, TIMEOUT);
     if !outcome(name, "Debian header, Debian's liburing", &reference) {
         return;
@@ -79,7 +80,7 @@ fn on_both(name: &str, vars: &[(&str, &str)]) {
 /// Our header (rsuring.h's extensions), run on rsuring.
 fn on_rsuring_with_our_header(name: &str, vars: &[(&str, &str)]) {
     let bin_name = format!("{name}.ours");
-    let bin = two_libs::build(&[source(name)], Header::Ours, "dropin_bin", &bin_name);
+    let bin = two_libs::build(&[source(name)], Header::Ours, &bin_name);
     let run = two_libs::run(&bin, Lib::Rsuring, vars, TIMEOUT);
     outcome(name, "our header, rsuring", &run);
 }

@@ -14,47 +14,10 @@ mod common;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
 
-const TIMEOUT: Duration = Duration::from_secs(60);
-const EXIT_SKIP: i32 = 77;
-
-fn strict() -> bool {
-    std::env::var("RSURING_STRICT").is_ok_and(|v| v == "1")
-}
-
-/// Reports a skip; under RSURING_STRICT=1 it fails the test instead.
-fn skip(why: &str) {
-    assert!(!strict(), "skipped under RSURING_STRICT=1: {why}");
-    eprintln!("SKIPPED: {why}");
-}
-
-struct Env {
-    repo: PathBuf,
-    lib: PathBuf,
-    lib_dir: PathBuf,
-    bin_dir: PathBuf,
-}
-
-fn env() -> &'static Env {
-    static ENV: OnceLock<Env> = OnceLock::new();
-    ENV.get_or_init(|| {
-        let lib = common::library();
-        let lib_dir = common::area().lib_dir.clone();
-        let bin_dir = common::profile_dir().join("stats_tests/bin");
-        fs::create_dir_all(&bin_dir).expect("create stats_tests/bin");
-        Env {
-            repo: common::repo(),
-            lib,
-            lib_dir,
-            bin_dir,
-        }
-    })
-}
+use common::{launch, skip, CProgram, Run, EXIT_SKIP};
 
 /// `rsuring-stat` of the same profile.
 fn stat_tool() -> PathBuf {
@@ -67,109 +30,36 @@ fn stat_tool() -> PathBuf {
     p
 }
 
-/// Compiles `c_tests/stats/<name>.c` once per test process.
+/// `c_tests/stats/<name>.c`, built once per test process.
 fn build(name: &str) -> PathBuf {
-    static BUILT: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
-    let env = env();
-    let mut built = BUILT
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = built.get(name) {
-        return p.clone();
-    }
-    let src = env.repo.join("c_tests/stats").join(format!("{name}.c"));
-    let out = env.bin_dir.join(name);
-    let tmp = env.bin_dir.join(format!(".{name}.{}", std::process::id()));
-    let mut cmd = common::c_compiler(2);
-    cmd.args([
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-std=gnu11",
-        "-D_GNU_SOURCE",
-        "-pthread",
-    ])
-    .arg(format!("-I{}", env.repo.join("include").display()))
-    .arg("-o")
-    .arg(&tmp)
-    .arg(&src)
-    .arg(&env.lib)
-    .arg(format!(
-        "-Wl,--disable-new-dtags,-rpath,{}",
-        env.lib_dir.display()
-    ));
-    let res = cmd.output().expect("run the C compiler");
-    assert!(
-        res.status.success(),
-        "compiling {name} failed:\n{}{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
-    fs::rename(&tmp, &out).expect("rename the binary");
-    built.insert(name.to_string(), out.clone());
-    out
+    CProgram::new(name, format!("c_tests/stats/{name}.c")).build()
 }
 
-/// A command with a clean `RSURING_*` environment plus `vars`.
-fn command(bin: &Path, args: &[&str], vars: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(bin);
-    cmd.args(args).process_group(0);
-    for (k, _) in std::env::vars_os() {
-        if let Some(k) = k.to_str() {
-            if k.starts_with("RSURING_") || k == "LD_PRELOAD" || k == "LD_LIBRARY_PATH" {
-                cmd.env_remove(k);
-            }
-        }
-    }
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd
+/// Runs `bin` with a clean `RSURING_*` environment plus `vars`.
+fn run(bin: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    vars.iter()
+        .fold(launch(bin, args), |l, (k, v)| l.var(k, v))
+        .run()
 }
 
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    what: String,
-}
-
-impl Run {
-    fn describe(&self) -> String {
-        format!(
-            "$ {}\nexit: {:?}\n--- stdout ---\n{}--- stderr ---\n{}",
-            self.what, self.code, self.stdout, self.stderr
-        )
-    }
-
-    /// Panics unless it exited 0; false when it skipped.
-    fn ok(&self) -> bool {
-        if self.code == Some(EXIT_SKIP) {
-            skip(&self.describe());
-            return false;
-        }
-        assert_eq!(self.code, Some(0), "program failed:\n{}", self.describe());
-        true
-    }
-
+/// What these tests read from a run's output.
+trait StatsOutput {
     /// The `rsuring: pid=...` lines of stderr, as key → value maps.
+    fn stat_lines(&self) -> Vec<HashMap<String, String>>;
+    /// The lines of stderr that are not statistics lines.
+    fn other_lines(&self) -> Vec<&str>;
+}
+
+impl StatsOutput for Run {
     fn stat_lines(&self) -> Vec<HashMap<String, String>> {
         stat_lines(&self.stderr, "rsuring: pid=")
     }
 
-    /// The lines of stderr that are not statistics lines.
     fn other_lines(&self) -> Vec<&str> {
         self.stderr
             .lines()
             .filter(|l| !l.starts_with("rsuring: pid="))
             .collect()
-    }
-
-    /// `key=value` of stdout.
-    fn out(&self, key: &str) -> String {
-        field(&self.stdout, key)
-            .unwrap_or_else(|| panic!("no {key}= on stdout:\n{}", self.describe()))
     }
 }
 
@@ -184,48 +74,6 @@ fn stat_lines(text: &str, prefix: &str) -> Vec<HashMap<String, String>> {
         .filter(|l| l.starts_with(prefix))
         .map(|l| rsuring::live_view::parse_line(l).into_iter().collect())
         .collect()
-}
-
-fn run(bin: &Path, args: &[&str], vars: &[(&str, &str)]) -> Run {
-    let mut cmd = command(bin, args, vars);
-    let what = format!("{vars:?} {} {}", bin.display(), args.join(" "));
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {what}: {e}"));
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if start.elapsed() > TIMEOUT {
-            // SAFETY: signals the process group we created.
-            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
-            let _ = child.wait();
-            panic!("timed out: {what}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code(),
-        stdout: t_out.join().unwrap(),
-        stderr: t_err.join().unwrap(),
-        what,
-    }
 }
 
 fn get<'a>(line: &'a HashMap<String, String>, key: &str) -> &'a str {
@@ -294,7 +142,7 @@ fn rings_never_torn_down_are_reported_at_process_exit() {
     let bin = build("exits");
     for mode in ["nop-exit", "thread-exit"] {
         let r = run(&bin, &[mode], &[("RSURING_STATS", "1")]);
-        if !r.ok() {
+        if !r.expect_pass() {
             return;
         }
         let lines = r.stat_lines();
@@ -304,9 +152,9 @@ fn rings_never_torn_down_are_reported_at_process_exit() {
             "unexpected stderr:\n{}",
             r.describe()
         );
-        let pid = r.out("pid");
-        expect(line_of(&lines, &pid, &r.out("ring_a"), &r), RING_A, &r);
-        expect(line_of(&lines, &pid, &r.out("ring_b"), &r), RING_B, &r);
+        let pid = r.field("pid");
+        expect(line_of(&lines, &pid, &r.field("ring_a"), &r), RING_A, &r);
+        expect(line_of(&lines, &pid, &r.field("ring_b"), &r), RING_B, &r);
     }
 }
 
@@ -315,7 +163,7 @@ fn rings_never_torn_down_are_reported_at_process_exit() {
 #[test]
 fn a_forked_child_reports_its_own_activity() {
     let r = run(&build("exits"), &["fork"], &[("RSURING_STATS", "1")]);
-    if !r.ok() {
+    if !r.expect_pass() {
         return;
     }
     let lines = r.stat_lines();
@@ -325,7 +173,7 @@ fn a_forked_child_reports_its_own_activity() {
         "want one line per process:\n{}",
         r.describe()
     );
-    let child = line_of(&lines, &r.out("child"), &r.out("ring_c"), &r);
+    let child = line_of(&lines, &r.field("child"), &r.field("ring_c"), &r);
     expect(
         child,
         &[
@@ -336,7 +184,7 @@ fn a_forked_child_reports_its_own_activity() {
         ],
         &r,
     );
-    let parent = line_of(&lines, &r.out("parent"), &r.out("ring_a"), &r);
+    let parent = line_of(&lines, &r.field("parent"), &r.field("ring_a"), &r);
     expect(
         parent,
         &[
@@ -357,7 +205,7 @@ fn json_lines_go_to_the_named_file() {
     let path = dir.0.join("stats.jsonl");
     let spec = format!("json:{}", path.display());
     let r = run(&build("exits"), &["nop-exit"], &[("RSURING_STATS", &spec)]);
-    if !r.ok() {
+    if !r.expect_pass() {
         return;
     }
     assert!(
@@ -370,10 +218,10 @@ fn json_lines_go_to_the_named_file() {
     assert_eq!(lines.len(), 2, "{text}");
     let a = lines
         .iter()
-        .find(|l| l.contains(&format!("\"ring\":{},", r.out("ring_a"))))
+        .find(|l| l.contains(&format!("\"ring\":{},", r.field("ring_a"))))
         .unwrap_or_else(|| panic!("no line for ring A: {text}"));
     for part in [
-        format!("{{\"pid\":{},", r.out("pid")),
+        format!("{{\"pid\":{},", r.field("pid")),
         "\"sqpoll\":\"no\",\"poller_cpu\":null,".to_string(),
         "\"sqes\":1000,\"cqes\":1000,\"enters\":100,\"enters_submit\":50,\"enters_wait\":50,"
             .to_string(),
@@ -390,7 +238,7 @@ fn json_lines_go_to_the_named_file() {
 fn one_submitter_and_one_reaper_count_exactly() {
     let bin = build("exits");
     let r = run(&bin, &["threads"], &[]);
-    if !r.ok() {
+    if !r.expect_pass() {
         return;
     }
     assert!(
@@ -399,7 +247,7 @@ fn one_submitter_and_one_reaper_count_exactly() {
         r.describe()
     );
     let r = run(&bin, &["threads"], &[("RSURING_STATS", "1")]);
-    if !r.ok() {
+    if !r.expect_pass() {
         return;
     }
     let lines = r.stat_lines();
@@ -417,7 +265,7 @@ fn the_format_function_writes_the_same_line() {
     let bin = build("exits");
     for vars in [&[][..], &[("RSURING_STATS", "1")][..]] {
         let r = run(&bin, &["format"], vars);
-        if !r.ok() {
+        if !r.expect_pass() {
             return;
         }
         let line = r.stdout.lines().next().unwrap_or_default();
@@ -490,7 +338,7 @@ fn boolean_words_and_misspelt_names() {
     ];
     for (vars, stat_lines, warnings) in cases {
         let r = run(&bin, &["nop-exit"], vars);
-        if !r.ok() {
+        if !r.expect_pass() {
             return;
         }
         assert_eq!(
@@ -534,7 +382,10 @@ impl Drop for Running {
 
 /// Starts `c_tests/stats/live.c`; None when it skipped.
 fn start_live(vars: &[(&str, &str)]) -> Option<Running> {
-    let mut child = command(&build("live"), &[], vars)
+    let mut child = vars
+        .iter()
+        .fold(launch(build("live"), &[]), |l, (k, v)| l.var(k, v))
+        .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -561,7 +412,7 @@ fn start_live(vars: &[(&str, &str)]) -> Option<Running> {
             .join()
             .unwrap();
         if status.code() == Some(EXIT_SKIP) {
-            skip(&err);
+            skip("c_tests/stats/live", &err);
             return None;
         }
         panic!("live did not start ({status}):\n{err}");

@@ -31,33 +31,6 @@ static int data_fd;
 static atomic_int stop_churn;
 static atomic_long churned;
 
-/* Waits for `pid` for up to `ms`; kills it and fails on a hang. */
-static int wait_child(pid_t pid, long ms, const char *what)
-{
-	unsigned long long end = t_now_ms() + ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		CHECK_MSG(r == 0, "waitpid: %s", strerror(errno));
-		if (t_now_ms() >= end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			T_FAIL("%s: child %d still running after %ld ms (deadlock?)",
-			     what, (int)pid, ms);
-		}
-		t_msleep(2);
-	}
-	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		  "%s: child failed (status 0x%x: %s %d)", what, status,
-		  WIFEXITED(status) ? "exit" : "signal",
-		  WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-	return status;
-}
-
 static void part1(void)
 {
 	struct io_uring p1, p2;
@@ -93,7 +66,7 @@ static void part1(void)
 		CHECK_NO_POLLERS();
 		_exit(0);
 	}
-	wait_child(pid, CHILD_DEADLINE_MS * 2, "part 1");
+	t_wait_child(pid, CHILD_DEADLINE_MS * 2, "part 1");
 
 	T_STEP("part 1: parent after the child");
 	CHECK_GROUP(&p1, 0, 2);
@@ -171,7 +144,7 @@ static void part2(void)
 			io_uring_queue_exit(&ring);
 			_exit(0);
 		}
-		wait_child(pid, CHILD_DEADLINE_MS, "part 2");
+		t_wait_child(pid, CHILD_DEADLINE_MS, "part 2");
 		/* Keep forks interleaved with the churn, not all in one gap. */
 		wait_churn(before, i);
 	}

@@ -104,29 +104,6 @@ static void child_submits(struct io_uring *ring, int transparent)
 		  cqe ? (unsigned long long)cqe->user_data : 0ULL, cqe ? cqe->res : 0);
 }
 
-static void wait_pid(pid_t pid, long ms, const char *what)
-{
-	unsigned long long end = t_now_ms() + ms;
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-
-		if (r == pid)
-			break;
-		CHECK_MSG(r == 0, "waitpid(%s): %s", what, strerror(errno));
-		if (t_now_ms() >= end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			T_FAIL("%s (pid %d) still running after %ld ms", what, (int)pid, ms);
-		}
-		t_msleep(5);
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-		T_FAIL("%s failed (%s %d)", what, WIFEXITED(status) ? "exit" : "signal",
-		     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-}
-
 static void setup_ring(struct io_uring *ring, int transparent)
 {
 	int ret = io_uring_queue_init(8, ring, 0);
@@ -156,7 +133,7 @@ static void parent_alive(int transparent)
 		_exit(0);
 	}
 	T_STEP("parent: waiting for the child");
-	wait_pid(pid, 20000, "child");
+	t_wait_child(pid, 20000, "child");
 
 	T_STEP("parent: after the child");
 	check_filled('P', "parent's buffer after the child's submit");
@@ -224,7 +201,7 @@ static void parent_exited(int transparent)
 		_exit(0);
 	}
 	T_STEP("top: reaping the setup process");
-	wait_pid(setup_pid, 20000, "setup process");
+	t_wait_child(setup_pid, 20000, "setup process");
 	T_STEP("top: waiting for the daemonized child");
 	end = t_now_ms() + 30000;
 	for (;;) {

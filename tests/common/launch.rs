@@ -133,7 +133,7 @@ impl Launch {
         argv
     }
 
-    fn cmdline(&self, argv: &[OsString]) -> String {
+    fn cmdline_of(&self, argv: &[OsString]) -> String {
         let mut line = String::new();
         if let Some(dir) = &self.cwd {
             line.push_str(&format!("cd {} && ", dir.display()));
@@ -146,19 +146,19 @@ impl Launch {
         line
     }
 
-    /// Runs it and collects its output. On timeout the whole process group
-    /// is killed (`Run::timed_out`); once the program has exited, whatever
-    /// it left running in its group is killed too. Panics only when it
-    /// cannot be started.
-    pub fn run(&self) -> Run {
+    /// The command line shown in messages: a working reproduction.
+    pub fn cmdline(&self) -> String {
+        self.cmdline_of(&self.argv())
+    }
+
+    /// The prepared command, not started: its own process group, the
+    /// environment rule above, the variables, the wrappers. For a program
+    /// a test talks to while it runs; the caller owns its pipes and must
+    /// kill its process group (`-pid`) when done, even on failure.
+    pub fn command(&self) -> Command {
         let argv = self.argv();
-        let cmdline = self.cmdline(&argv);
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
+        cmd.args(&argv[1..]).process_group(0);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
         }
@@ -175,6 +175,19 @@ impl Launch {
         for (k, v) in &self.vars {
             cmd.env(k, v);
         }
+        cmd
+    }
+
+    /// Runs it and collects its output. On timeout the whole process group
+    /// is killed (`Run::timed_out`); once the program has exited, whatever
+    /// it left running in its group is killed too. Panics only when it
+    /// cannot be started.
+    pub fn run(&self) -> Run {
+        let cmdline = self.cmdline();
+        let mut cmd = self.command();
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         let start = Instant::now();
         let mut child = cmd
             .spawn()
