@@ -83,11 +83,21 @@ fn a_timeout_kills_the_process_group() {
         .trim()
         .parse()
         .unwrap();
-    // Dead: gone, or a zombie waiting for init to reap it.
-    let state = fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
-    let running = state
-        .rsplit_once(") ")
-        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+    // Dead: gone, or a zombie waiting for init to reap it. SIGKILL is
+    // delivered asynchronously, so give it a moment to take effect.
+    let alive = || {
+        let state = fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
+        let running = state
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+        (running, state)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    let (mut running, mut state) = alive();
+    while running && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+        (running, state) = alive();
+    }
     assert!(
         !running,
         "the child {child} of the timed-out program survived: {state}"
