@@ -26,20 +26,17 @@ done
 [ "$(id -u)" = 0 ] || { echo "compare.sh: must run as root" >&2; exit 1; }
 "$HERE/build.sh"
 
-WORK=$(mktemp -d /dev/shm/rsuring-fio-compare.XXXXXX)
-LOOP=
-cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# The device: bench/lib/loopdev.sh (a /dev/shm file of random data, so reads
+# copy real pages, attached with direct I/O; detached on exit or a signal).
+# shellcheck source=../bench/lib/loopdev.sh
+source "$ROOT/bench/lib/loopdev.sh"
+mkdir -p "$ROOT/target/fio-compare"
+WORK=$(mktemp -d "$ROOT/target/fio-compare/compare.XXXXXX")
+loopdev_setup 256M
+trap 'loopdev_teardown; rm -rf "$WORK"' EXIT
+LOOP=$LOOPDEV
 
-# Real data (not holes) so that reads copy pages like a real device would.
-dd if=/dev/urandom of="$WORK/disk.img" bs=1M count=256 status=none
-LOOP=$(losetup -f --show --direct-io=on "$WORK/disk.img")
-
-python3 "$HERE/compare.py" \
+loopdev_exec python3 "$HERE/compare.py" \
 	--fio "$HERE/build/fio" \
 	--engine-so "$HERE/build/rsuring-engine.so" \
 	--jobs "$HERE/jobs" \

@@ -22,16 +22,15 @@ SMALL_IOS=1024
 command -v valgrind >/dev/null || { echo "profile.sh: needs valgrind" >&2; exit 1; }
 "$HERE/build.sh"
 
-WORK=$(mktemp -d /dev/shm/rsuring-fio-profile.XXXXXX)
-LOOP=
-cleanup() {
-	[ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-dd if=/dev/urandom of="$WORK/disk.img" bs=1M count=64 status=none
-LOOP=$(losetup -f --show --direct-io=on "$WORK/disk.img")
+# The device: bench/lib/loopdev.sh (a /dev/shm file of random data, so reads
+# copy real pages, attached with direct I/O; detached on exit or a signal).
+# shellcheck source=../bench/lib/loopdev.sh
+source "$ROOT/bench/lib/loopdev.sh"
+mkdir -p "$ROOT/target/fio-compare"
+WORK=$(mktemp -d "$ROOT/target/fio-compare/profile.XXXXXX")
+loopdev_setup 64M
+trap 'loopdev_teardown; rm -rf "$WORK"' EXIT
+LOOP=$LOOPDEV
 
 RS=external:$HERE/build/rsuring-engine.so
 SIDES=("fio io_uring|io_uring|" "rsuring|$RS|" "rsuring submit_and_wait=1|$RS|--submit_and_wait=1")
