@@ -14,7 +14,9 @@
 #
 # Committed result files (bench/hotpath/results.md and ratios.svg,
 # bench/sqpoll/results.md, fio_engine/results.md) change only with
-# --commit-results, and only after a complete run with the default amounts.
+# --commit-results, and only after a complete run with the default amounts;
+# --commit-results then regenerates docs/performance.md from them
+# (tools/performance_doc.py; tests/docs.rs checks it is up to date).
 #
 # usage: bench/run.sh [--commit-results] [--quick] [--only "SUITES"]
 #                     [--upstream DIR] [--rounds N]
@@ -42,7 +44,7 @@ while [[ $# -gt 0 ]]; do
 	--only) ONLY=$2; ONLY_SET=1; shift 2 ;;
 	--upstream) UPSTREAM=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; ROUNDS_SET=1; shift 2 ;;
-	-h | --help) sed -n '3,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -108,6 +110,7 @@ if ((COMMIT)); then
 	cp "$OUT/hotpath/ratios.svg" "$ROOT/bench/hotpath/ratios.svg"
 	cp "$OUT/sqpoll/results.md" "$ROOT/bench/sqpoll/results.md"
 	cp "$OUT/fio/results.md" "$ROOT/fio_engine/results.md"
-	log "copied the results into bench/hotpath/, bench/sqpoll/ and fio_engine/ (review, then commit)"
+	python3 "$ROOT/tools/performance_doc.py" --write
+	log "copied the results into bench/hotpath/, bench/sqpoll/ and fio_engine/ and regenerated docs/performance.md (review, then commit)"
 fi
 exit "$status"

@@ -91,7 +91,7 @@ if [[ -n $UPSTREAM ]]; then
 		cp -f "$src/src/liburing.so.$version" "$UP_DIR/liburing.so.$version"
 		ln -sfn "liburing.so.$version" "$UP_DIR/liburing.so.2"
 		commit=$(git -C "$UPSTREAM" rev-parse --short HEAD 2>/dev/null || echo "no git")
-		UP_DESC="$version (\`$UPSTREAM\` at $commit, built with its default flags)"
+		UP_DESC="(upstream commit $commit, built with its default flags)"
 	else
 		note "upstream liburing: build failed (see $BUILD/liburing-upstream.log)"
 	fi

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Writes docs/performance.md from the committed benchmark results.
+
+    tools/performance_doc.py           print the document on stdout
+    tools/performance_doc.py --write   rewrite docs/performance.md
+
+bench/run.sh --commit-results runs it after copying new results, and
+tests/docs.rs fails when the committed docs/performance.md is not exactly
+its output, so the figures the documentation quotes cannot drift from the
+results files. The summary rows are looked up by their labels in the
+results' tables; a label that no longer exists is an error (rename it here
+together with the benchmark). Standard library only.
+"""
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOTPATH = "bench/hotpath/results.md"
+SQPOLL = "bench/sqpoll/results.md"
+TRANSPARENT = "bench/transparent/results.md"
+FIO = "fio_engine/results.md"
+OUTPUT = "docs/performance.md"
+
+
+def read(rel):
+    path = os.path.join(ROOT, rel)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def tables(text):
+    """Every markdown table of text: (header cells, [row cells])."""
+    found, current = [], None
+    for line in text.splitlines():
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if current is None:
+                current = (cells, [])
+                found.append(current)
+            elif not all(set(c) <= set("-: ") for c in cells):
+                current[1].append(cells)
+        else:
+            current = None
+    return found
+
+
+class Missing(Exception):
+    pass
+
+
+def lookup(text, source, label, column):
+    """The cell of the row whose first cell is label, in the column whose
+    header is column (first table that has both)."""
+    for header, rows in tables(text):
+        if column not in header:
+            continue
+        for row in rows:
+            if row[0] == label and len(row) == len(header):
+                return row[header.index(column)]
+    raise Missing(f"{source}: no row {label!r} with a column {column!r}")
+
+
+def row_where(text, source, column_values, column):
+    """Like lookup, for a row identified by several columns' values."""
+    for header, rows in tables(text):
+        if column not in header or any(k not in header for k in column_values):
+            continue
+        for row in rows:
+            if len(row) == len(header) and all(
+                row[header.index(k)] == v for k, v in column_values.items()
+            ):
+                return row[header.index(column)]
+    raise Missing(f"{source}: no row {column_values!r} with a column {column!r}")
+
+
+def verdict(cell):
+    """faster / slower / at par from a "median [min–max]" cell: faster when
+    every round favoured rsuring, slower when every round favoured the peer,
+    at par when the rounds disagree. A bare median (no range in the
+    results) gives its side of 1, said to be a median only."""
+    cell = cell.replace("(", "[").replace(")", "]")
+    median = float(cell.split()[0])
+    if "[" in cell:
+        low, high = (float(x) for x in cell.split("[")[1].split("]")[0].split("–"))
+        if low > 1:
+            return "faster"
+        if high < 1:
+            return "slower"
+        return "at par (rounds on both sides of 1)"
+    side = "faster" if median > 1 else "slower" if median < 1 else "at par"
+    return f"{side} (median of the runs; no range recorded)"
+
+
+def demoted(text):
+    """The results file as a section: its headings one level down."""
+    out = []
+    for line in text.rstrip("\n").splitlines():
+        out.append("#" + line if line.startswith("#") else line)
+    return "\n".join(out)
+
+
+def summary(hot, sq, fio, transparent):
+    rows = []
+
+    def hot_row(what, label, peer):
+        ratio = lookup(hot, HOTPATH, label, "ratio (median)")
+        span = lookup(hot, HOTPATH, label, "pairs min–max")
+        noise = lookup(hot, HOTPATH, label, "noise floor (A vs A)")
+        verdict = lookup(hot, HOTPATH, label, "verdict")
+        rows.append((what, peer, f"{ratio} ({span}), noise {noise}", verdict, HOTPATH))
+
+    hot_row("liburing API, NOP QD128, submit batch 32",
+            "NOP QD128 b32: rsuring vs liburing 2.15", "liburing 2.15")
+    hot_row("liburing API, NOP QD128, submit batch 32",
+            "NOP QD128 b32: rsuring vs liburing 2.3", "Debian's liburing 2.3")
+    hot_row("liburing API, NOP QD1 round trip",
+            "NOP QD1: rsuring vs liburing 2.15", "liburing 2.15")
+    hot_row("batched reap, `rsuring_wait_batch_cqe`",
+            "reap rsuring_wait_batch_cqe vs liburing 2.15 peek_batch_cqe",
+            "liburing 2.15 `io_uring_peek_batch_cqe`")
+    hot_row("statistics on (`RSURING_STATS=1`), batch 32",
+            "b32: RSURING_STATS=1 vs off", "statistics off")
+
+    k4 = {"K": "4"}
+    shared = row_where(sq, SQPOLL, k4, "shared IOPS")
+    dedicated = row_where(sq, SQPOLL, k4, "dedicated IOPS")
+    single = row_where(sq, SQPOLL, k4, "single IOPS (1 ring, D=K×32)")
+    rows.append(("shared SQPOLL, 4 rings × QD 32 (IOPS, medians)",
+                 "a dedicated SQ thread per ring",
+                 f"{row_where(sq, SQPOLL, k4, 'shared/dedicated')} ({shared} / {dedicated})",
+                 verdict(row_where(sq, SQPOLL, k4, 'shared/dedicated')), SQPOLL))
+    rows.append(("shared SQPOLL, 4 rings × QD 32 (IOPS, medians)",
+                 "one ring at QD 128",
+                 f"{row_where(sq, SQPOLL, k4, 'shared/single')} ({shared} / {single})",
+                 verdict(row_where(sq, SQPOLL, k4, 'shared/single')), SQPOLL))
+
+    plain = row_where(fio, FIO, {"QD": "32"}, "IOPS ratio")
+    rows.append(("fio engine, plain ring, QD 32 (IOPS)", "fio's io_uring engine",
+                 f"{plain}; fio against itself "
+                 + row_where(fio, FIO, {"job": "plain QD 32"}, "IOPS"), verdict(plain), FIO))
+    polled = lookup(fio, FIO, "ratio rsuring / fio", "IOPS")
+    rows.append(("fio engine, `sqthread_poll`, one job at QD 128 (IOPS)",
+                 "fio's io_uring engine, same option", polled, verdict(polled), FIO))
+    percpu = lookup(fio, FIO, "rsuring, `sqthread_poll_percpu=1`", "IOPS vs fio's 4 x 32")
+    rows.append(("fio engine, 4 jobs × QD 32, `sqthread_poll_percpu=1` (IOPS)",
+                 "fio's io_uring engine, a poller per ring", percpu, verdict(percpu), FIO))
+    if transparent is None:
+        rows.append(("transparent SQPOLL (`RSURING_SQPOLL=1`)", "a plain ring",
+                     "no committed results yet (`bench/transparent/run.sh`)", "not measured",
+                     TRANSPARENT))
+    else:
+        rows.append(("transparent SQPOLL (`RSURING_SQPOLL=1`)", "a plain ring",
+                     "see below", "see below", TRANSPARENT))
+
+    out = ["| what | compared with | rsuring / peer (> 1: rsuring faster) | verdict | source |",
+           "| --- | --- | --- | --- | --- |"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def document():
+    hot, sq, fio, transparent = read(HOTPATH), read(SQPOLL), read(FIO), read(TRANSPARENT)
+    for name, text in ((HOTPATH, hot), (SQPOLL, sq), (FIO, fio)):
+        if text is None:
+            raise Missing(f"{name} is missing")
+    parts = [
+        "# Performance",
+        "",
+        "<!-- Generated by tools/performance_doc.py from the committed results files"
+        " (bench/run.sh --commit-results runs it; tests/docs.rs checks that this file"
+        " is its output). Do not edit: rerun the generator. -->",
+        "",
+        "Every figure here comes from `bench/run.sh` (hot path, shared SQPOLL,"
+        " transparent SQPOLL, fio engine; `bench/README.md` explains the method),"
+        " on this project's 2-core VM (kernel 6.18) while other work ran on it."
+        " Ratios are rsuring's speed over the peer's (> 1: rsuring faster), medians"
+        " of interleaved rounds with their min–max, beside an A-vs-A noise floor;"
+        " a difference inside the noise is marked as such. None of this is a timed"
+        " test. The committed results change only with `bench/run.sh --commit-results`,"
+        " which also regenerates this page.",
+        "",
+        "## Summary",
+        "",
+        summary(hot, sq, fio, transparent),
+        "",
+        "## Hot path (`" + HOTPATH + "`)",
+        "",
+        "![rsuring / liburing per case](../bench/hotpath/ratios.svg)",
+        "",
+        demoted(hot),
+        "",
+        "## Shared SQPOLL (`" + SQPOLL + "`)",
+        "",
+        demoted(sq),
+        "",
+        "## Transparent SQPOLL (`" + TRANSPARENT + "`)",
+        "",
+        demoted(transparent) if transparent is not None else
+        "No committed results yet: `bench/transparent/run.sh` prints them.",
+        "",
+        "## fio engine (`" + FIO + "`)",
+        "",
+        demoted(fio),
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def main():
+    try:
+        text = document()
+    except Missing as e:
+        print(f"performance_doc: {e}", file=sys.stderr)
+        return 1
+    if sys.argv[1:] == ["--write"]:
+        with open(os.path.join(ROOT, OUTPUT), "w", encoding="utf-8") as f:
+            f.write(text)
+    elif sys.argv[1:]:
+        print("usage: tools/performance_doc.py [--write]", file=sys.stderr)
+        return 2
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
