@@ -10,6 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
+# The tools' RSURING_* variables: the library does not warn about them.
+. scripts/lib/tooling.sh
 
 if [ "${RSURING_STRICT:-}" = 1 ]; then
 	echo "RSURING_STRICT=1: every skipped test is a failure"

@@ -26,6 +26,9 @@ pub const STATS: &str = "RSURING_STATS";
 /// `RSURING_SQARRAY`: keep the kernel's SQ index array (no NO_SQARRAY).
 pub const SQARRAY: &str = "RSURING_SQARRAY";
 
+/// `RSURING_QUIET_UNKNOWN`: `RSURING_*` names not to warn about.
+pub const QUIET_UNKNOWN: &str = "RSURING_QUIET_UNKNOWN";
+
 /// Every name the library reads.
 pub const LIBRARY_NAMES: &[&str] = &[
     SQPOLL_PERCPU,
@@ -34,25 +37,66 @@ pub const LIBRARY_NAMES: &[&str] = &[
     SQPOLL_IDLE_MS,
     STATS,
     SQARRAY,
+    QUIET_UNKNOWN,
 ];
 
-/// Names the project's own scripts and tests read (never the library),
-/// after `RSURING_`. They are accepted silently so that programs run by the
-/// test suite, which exports some of them, do not warn. (Kept without the
-/// prefix: scripts/check-man.sh takes every quoted `RSURING_*` name in src/
-/// for a variable the library reads, which must be documented.)
-pub const TOOLING_SUFFIXES: &[&str] = &[
-    "STRICT",
-    "BLESS",
-    "FUZZ_FRESH",
-    "COMPAT_DIR",
-    "COMPAT_TIMEOUT",
-    "NO_APT",
-    "SKIP_CARGO",
-    "CC",
-    "INCLUDE",
-    "SUITE_USER",
-    "SUITE_CPUS",
+/// One variable as the documentation gives it: the value that turns it on,
+/// what unset means, and what it does. Only the unit tests below read the
+/// last three (they hold the documents to this table).
+#[cfg_attr(not(test), allow(dead_code))]
+pub struct Variable {
+    pub name: &'static str,
+    pub value: &'static str,
+    pub default: &'static str,
+    pub effect: &'static str,
+}
+
+/// The documented list, in [`LIBRARY_NAMES`]' order (a unit test checks
+/// both and that README.md's table and rsuring(7)'s defaults say the same;
+/// the defaults are what the code does when the variable is unset).
+pub const VARIABLES: &[Variable] = &[
+    Variable {
+        name: SQPOLL_PERCPU,
+        value: "`1`",
+        default: "off",
+        effect: "every SQPOLL ring behaves as if it had `IORING_SETUP_SQPOLL_PERCPU`: one shared SQ thread per CPU",
+    },
+    Variable {
+        name: SQPOLL,
+        value: "`1`",
+        default: "off",
+        effect: "rings created without SQPOLL get a shared poller, only where the program cannot tell; every refusal is noted once on stderr ([docs/transparent-sqpoll.md](docs/transparent-sqpoll.md))",
+    },
+    Variable {
+        name: SQPOLL_CPUS,
+        value: "CPU list, `0,2,4-7`",
+        default: "unset: one shared poller not bound to a CPU, and no transparent SQPOLL",
+        effect: "the CPUs the pollers of rings without `SQ_AFF` are placed on, least-loaded first",
+    },
+    Variable {
+        name: SQPOLL_IDLE_MS,
+        value: "milliseconds",
+        default: "unset: the kernel's 1000 ms",
+        effect: "`sq_thread_idle` for SQPOLL rings whose parameters leave it at 0",
+    },
+    Variable {
+        name: STATS,
+        value: "`1` or `json:PATH`",
+        default: "off",
+        effect: "per-ring statistics: one line per ring on stderr when it exits (or at process exit), or one JSON object per line appended to PATH",
+    },
+    Variable {
+        name: SQARRAY,
+        value: "`1`",
+        default: "off: rings get `NO_SQARRAY` where the kernel has it",
+        effect: "keep the kernel's SQ index array, for programs that store their own indices in `sq.array`",
+    },
+    Variable {
+        name: QUIET_UNKNOWN,
+        value: "`1`, or names",
+        default: "unset: every unknown `RSURING_*` name is reported once",
+        effect: "no warning for the names listed (comma-separated, e.g. `RSURING_STRICT`), or with `1` for any name: for tools with `RSURING_*` variables of their own",
+    },
 ];
 
 const BOOL_WORDS: &str = "1/true/yes/on or 0/false/no/off";
@@ -137,10 +181,7 @@ pub fn parsed<T>(name: &str, parse: impl FnOnce(&str) -> Result<T, String>) -> O
 
 /// What [`check_names`] says about one name, or None when it is known.
 pub fn unknown_name_warning(name: &str) -> Option<String> {
-    let tooling = name
-        .strip_prefix("RSURING_")
-        .is_some_and(|suffix| TOOLING_SUFFIXES.contains(&suffix));
-    if LIBRARY_NAMES.contains(&name) || tooling {
+    if LIBRARY_NAMES.contains(&name) {
         return None;
     }
     let closest = LIBRARY_NAMES
@@ -152,18 +193,43 @@ pub fn unknown_name_warning(name: &str) -> Option<String> {
         Some((_, known)) => format!("unknown variable {name} ignored (did you mean {known}?)"),
         None => format!(
             "unknown variable {name} ignored (rsuring reads {})",
-            LIBRARY_NAMES.join(", ")
+            VARIABLES
+                .iter()
+                .map(|v| v.name)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     })
 }
 
-/// Warns, once per process, about every `RSURING_*` name nobody reads.
+/// The names `RSURING_QUIET_UNKNOWN` silences: None for all of them (a
+/// true boolean word), else the listed names (commas or blanks between).
+fn quiet_names(value: &str) -> Option<Vec<String>> {
+    if parse_bool(value) == Some(true) {
+        return None;
+    }
+    Some(
+        value
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// Warns, once per process, about every `RSURING_*` name nobody reads,
+/// except those `RSURING_QUIET_UNKNOWN` names.
 fn check_names() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        let quiet = match std::env::var(QUIET_UNKNOWN) {
+            Ok(v) => quiet_names(&v),
+            Err(_) => Some(Vec::new()),
+        };
+        let Some(quiet) = quiet else { return };
         for (name, _) in std::env::vars_os() {
             let name = name.to_string_lossy();
-            if !name.starts_with("RSURING_") {
+            if !name.starts_with("RSURING_") || quiet.iter().any(|q| *q == name) {
                 continue;
             }
             if let Some(w) = unknown_name_warning(&name) {
@@ -221,9 +287,76 @@ mod tests {
         for known in LIBRARY_NAMES {
             assert_eq!(unknown_name_warning(known), None, "{known}");
         }
-        for suffix in TOOLING_SUFFIXES {
-            let name = format!("RSURING_{suffix}");
-            assert_eq!(unknown_name_warning(&name), None, "{name}");
+    }
+
+    #[test]
+    fn quiet_unknown_values() {
+        assert_eq!(quiet_names("1"), None);
+        assert_eq!(quiet_names(" yes "), None);
+        assert_eq!(quiet_names(""), Some(vec![]));
+        assert_eq!(quiet_names("0"), Some(vec!["0".to_string()]));
+        assert_eq!(
+            quiet_names("TOOL_A, TOOL_B TOOL_C"),
+            Some(vec!["TOOL_A".into(), "TOOL_B".into(), "TOOL_C".into()])
+        );
+    }
+
+    #[test]
+    fn variables_table_is_the_names_list() {
+        let names: Vec<&str> = VARIABLES.iter().map(|v| v.name).collect();
+        assert_eq!(names, LIBRARY_NAMES);
+    }
+
+    fn read(rel: &str) -> String {
+        let path = format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    /// README.md's variable table is VARIABLES, row for row.
+    #[test]
+    fn readme_table_is_the_variables_table() {
+        let mut want = vec![
+            "| variable | value | unset | effect |".to_string(),
+            "| --- | --- | --- | --- |".to_string(),
+        ];
+        for v in VARIABLES {
+            want.push(format!(
+                "| `{}` | {} | {} | {} |",
+                v.name, v.value, v.default, v.effect
+            ));
+        }
+        let readme = read("README.md");
+        let have: Vec<&str> = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("| variable |"))
+            .take_while(|l| l.starts_with('|'))
+            .collect();
+        assert_eq!(
+            have,
+            want,
+            "README.md's variable table differs from src/env.rs VARIABLES; it should be:\n{}",
+            want.join("\n")
+        );
+    }
+
+    /// rsuring(7) gives each variable a subsection saying its default.
+    #[test]
+    fn man_page_gives_every_default() {
+        let page = read("man/man7/rsuring.7").replace("\\-", "-");
+        for v in VARIABLES {
+            let start = page
+                .find(&format!("\n.SS {}\n", v.name))
+                .unwrap_or_else(|| panic!("rsuring(7): no .SS {}", v.name));
+            let rest = &page[start + 1..];
+            let end = rest[1..].find("\n.S").map_or(rest.len(), |e| e + 1);
+            let section = rest[..end].replace('\n', " ");
+            let default = v.default.replace('`', "");
+            let line = format!("Default: {default}.");
+            assert!(
+                section.contains(&line),
+                "rsuring(7) .SS {}: no line {line:?}",
+                v.name
+            );
         }
     }
 

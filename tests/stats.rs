@@ -334,7 +334,25 @@ fn boolean_words_and_misspelt_names() {
             0,
             &["RSURING_STATZ ignored (did you mean RSURING_STATS?)"],
         ),
-        (&[("RSURING_STRICT", "1"), ("RSURING_BLESS", "1")], 0, &[]),
+        (
+            &[("RSURING_BLESS", "1")],
+            0,
+            &["RSURING_BLESS ignored (rsuring reads RSURING_SQPOLL_PERCPU"],
+        ),
+        (
+            &[
+                ("RSURING_QUIET_UNKNOWN", "RSURING_STRICT,RSURING_BLESS"),
+                ("RSURING_STRICT", "1"),
+                ("RSURING_BLESS", "1"),
+            ],
+            0,
+            &[],
+        ),
+        (
+            &[("RSURING_QUIET_UNKNOWN", "1"), ("RSURING_STATZ", "1")],
+            0,
+            &[],
+        ),
     ];
     for (vars, stat_lines, warnings) in cases {
         let r = run(&bin, &["nop-exit"], vars);

@@ -18,6 +18,10 @@ use super::strict::STRICT_VAR;
 /// convention): a skip, a failure under `RSURING_STRICT=1`.
 pub const EXIT_SKIP: i32 = 77;
 
+/// The library's switch that silences its warning about RSURING_* names it
+/// does not read (the tools' own variables).
+pub const QUIET_VAR: &str = "RSURING_QUIET_UNKNOWN";
+
 /// nobody/nogroup on Debian.
 pub const NOBODY: u32 = 65534;
 
@@ -171,6 +175,14 @@ impl Launch {
             {
                 cmd.env_remove(key);
             }
+        }
+        // RSURING_STRICT is the tests' variable, not the library's: the
+        // library reports every RSURING_* name it does not read unless
+        // RSURING_QUIET_UNKNOWN names it.
+        let quiet_set = self.vars.iter().any(|(k, _)| k == QUIET_VAR)
+            || (self.keep_rsuring_env && std::env::var_os(QUIET_VAR).is_some());
+        if std::env::var_os(STRICT_VAR).is_some() && !quiet_set {
+            cmd.env(QUIET_VAR, STRICT_VAR);
         }
         for (k, v) in &self.vars {
             cmd.env(k, v);
