@@ -23,10 +23,11 @@ set -euo pipefail
 # util-linux: setpriv and taskset (tests/sqpoll.rs, tests/transparent.rs),
 #   losetup (fio engine, liburing's suite)
 # ca-certificates xz-utils procps: downloads, archives, ps
+# python3: docs/performance.md's generator (tests/docs.rs), the fio engine's checks
 packages=(
 	liburing-dev liburing2 dpkg-dev pkg-config gcc g++ make libc6-dev binutils
 	valgrind clang libclang-rt-14-dev qemu-utils plocate fio strace mandoc man-db
-	ca-certificates xz-utils procps util-linux
+	ca-certificates xz-utils procps util-linux python3
 )
 
 missing=()
