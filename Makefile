@@ -1,14 +1,18 @@
 # rsuring: build, install and uninstall it the way liburing's Makefile does.
 #
 #   make                      release build of the library (cargo), if stale
-#   make install              build, then install under $(DESTDIR)$(prefix)
+#   make install              install what `make` built under $(DESTDIR)$(prefix);
+#                             builds nothing (so `sudo make install` never runs
+#                             cargo or the fio build as root): "run make first"
+#                             when the build is missing or older than its sources
 #   make uninstall            remove exactly what `make install` installs
 #   make deb                  Debian package in target/deb/ (packaging/deb/build.sh)
 #
 # Variables (on the command line, as with liburing): DESTDIR, prefix
 # (/usr/local), exec_prefix, bindir, sbindir, libdir, includedir, datadir,
 # mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO_ENGINE (the
-# engine to install; found in target/ or fio_engine/build/ by default).
+# engine to install; found in target/ or fio_engine/build/ by default);
+# FORCE=1 installs even where the files belong to a dpkg package (below).
 # libdir is $(prefix)/lib, or $(prefix)/lib/<multiarch triplet> when
 # prefix is /usr on a multiarch system (Debian), as Debian's liburing has it.
 
@@ -74,7 +78,8 @@ TOP_HEADERS := $(wildcard include/*.h)
 URING_HEADERS := $(wildcard include/liburing/*.h)
 UAPI_HEADERS := $(wildcard include/liburing/io_uring/*.h)
 HEADERS := $(TOP_HEADERS) $(URING_HEADERS) $(UAPI_HEADERS)
-MAN_PAGES := $(wildcard man/man3/*.3 man/man7/*.7)
+MAN_PAGES := $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7 man/man8/*.8)
+MAN_SECTIONS := 1 3 7 8
 # What the library is built from: when any of it is newer than the library,
 # cargo runs again, so `make install` never installs an old build; when
 # nothing is, `sudo make install` after `make` needs no cargo (root often
@@ -82,7 +87,7 @@ MAN_PAGES := $(wildcard man/man3/*.3 man/man7/*.7)
 LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map tools/linker.sh \
                $(wildcard .cargo/config.toml) $(shell find src include -type f)
 
-.PHONY: all check-version install uninstall deb print-version
+.PHONY: all check-version check-built check-dpkg install uninstall deb print-version
 all: $(LIB_SO)
 
 $(LIB_SO) $(LIB_A) $(STAT_BIN) &: $(LIB_SOURCES) | check-version
@@ -116,11 +121,45 @@ define pc
 	    packaging/pkgconfig.pc.in > $(1)
 endef
 
-install: check-version $(LIB_SO) $(LIB_A) $(STAT_BIN)
-	@if [ -n "$(FIO_ENGINE)" ]; then RSURING_SKIP_CARGO=1 sh fio_engine/build.sh; fi
+# install builds nothing: what it installs must be there and newer than
+# what it is built from (the library, rsuring-stat; the fio engine when one
+# is installed), else the user runs make (or fio_engine/build.sh) first,
+# as themselves.
+check-built:
+	@for f in $(LIB_SO) $(LIB_A) $(STAT_BIN); do \
+	    [ -f "$$f" ] || { echo "make install: $$f is missing: run make first" >&2; exit 1; }; \
+	done; \
+	newer=$$(find $(LIB_SOURCES) -newer $(LIB_SO) 2>/dev/null | head -n 3 | paste -sd' '); \
+	[ -z "$$newer" ] || { echo "make install: $(LIB_SO) is older than $$newer: run make first" >&2; exit 1; }; \
+	if [ -n "$(FIO_ENGINE)" ]; then \
+	    newer=$$(find fio_engine -maxdepth 1 \( -name '*.c' -o -name '*.h' \) -newer $(FIO_ENGINE) | head -n 3 | paste -sd' '); \
+	    [ -z "$$newer" ] || { echo "make install: $(FIO_ENGINE) is older than $$newer: run fio_engine/build.sh first" >&2; exit 1; }; \
+	fi
+
+# Installing over files that dpkg owns (Debian's liburing2 / liburing-dev,
+# with prefix=/usr) would be undone by the next upgrade of those packages
+# and would leave dpkg's database wrong: refused unless FORCE=1. Staged
+# installs (DESTDIR) write no system file and are not checked.
+DPKG_CHECKED := $(libdir)/$(SONAME) $(libdir)/liburing.so $(libdir)/liburing.a \
+                $(libdir)/liburing-ffi.so.2 $(pkgconfigdir)/liburing.pc \
+                $(includedir)/liburing.h $(includedir)/liburing/io_uring.h
+check-dpkg:
+	@if [ -z "$(DESTDIR)" ] && [ "$(FORCE)" != 1 ] && command -v dpkg-query >/dev/null 2>&1; then \
+	    owned=$$(dpkg-query -S $(DPKG_CHECKED) 2>/dev/null | sed -n 's/^\([^:]*\):[^ ]* \(\/.*\)$$/  \2 (\1)/p' | sort -u); \
+	    if [ -n "$$owned" ]; then \
+	        echo "make install: these files belong to Debian packages:" >&2; \
+	        echo "$$owned" >&2; \
+	        echo "the next upgrade of those packages would undo the install. Use the Debian" >&2; \
+	        echo "package (make deb; it installs beside them), or prefix=/usr/local (the default)," >&2; \
+	        echo "or FORCE=1 to install over them anyway." >&2; \
+	        exit 1; \
+	    fi; \
+	fi
+
+install: check-version check-built check-dpkg
 	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
 	    $(DESTDIR)$(includedir)/liburing/io_uring \
-	    $(DESTDIR)$(mandir)/man3 $(DESTDIR)$(mandir)/man7 \
+	    $(addprefix $(DESTDIR)$(mandir)/man,$(MAN_SECTIONS)) \
 	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir)
 	$(INSTALL) -m 0755 $(LIB_SO) $(DESTDIR)$(libdir)/$(REAL_SO)
 	$(STRIP) --strip-unneeded $(DESTDIR)$(libdir)/$(REAL_SO)
@@ -138,8 +177,7 @@ install: check-version $(LIB_SO) $(LIB_A) $(STAT_BIN)
 	$(INSTALL) -m 0644 $(TOP_HEADERS) $(DESTDIR)$(includedir)/
 	$(INSTALL) -m 0644 $(URING_HEADERS) $(DESTDIR)$(includedir)/liburing/
 	$(INSTALL) -m 0644 $(UAPI_HEADERS) $(DESTDIR)$(includedir)/liburing/io_uring/
-	$(INSTALL) -m 0644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man3/
-	$(INSTALL) -m 0644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(mandir)/man7/
+	$(foreach n,$(MAN_SECTIONS),$(INSTALL) -m 0644 $(filter %.$(n),$(MAN_PAGES)) $(DESTDIR)$(mandir)/man$(n)/$(nl))
 	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-run.in > $(DESTDIR)$(bindir)/rsuring-run
 	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-ldconfig.in > $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	chmod 0755 $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(sbindir)/rsuring-ldconfig
@@ -172,3 +210,8 @@ deb:
 
 # $(,) is a literal comma inside $(call ...) arguments.
 , := ,
+# $(nl) is a newline: one recipe line per $(foreach ...) item.
+define nl
+
+
+endef

@@ -151,7 +151,7 @@ if [ -f "$engine" ]; then
 	echo "  fio engine: packaged, resolves liburing.so.2 to the package's"
 fi
 
-for page in 7:rsuring 3:rsuring_wait_batch_cqe 3:IORING_SETUP_SQPOLL_PERCPU; do
+for page in 7:rsuring 3:rsuring_wait_batch_cqe 3:IORING_SETUP_SQPOLL_PERCPU 1:rsuring-stat 1:rsuring-run 8:rsuring-ldconfig; do
 	man -w "${page%%:*}" "${page#*:}" >/dev/null 2>&1 || fail "man ${page/:/ } not found"
 done
 

@@ -16,8 +16,11 @@
 #   - `make uninstall` leaves no file behind.
 # Then the README's rpath method: an install into a private prefix, a
 # program linked with -Wl,-rpath, and rsuring-run, each on rsuring with no
-# environment; and a relative prefix refused. KEEP=1 keeps the scratch
-# directory for a look afterwards.
+# environment; and a relative prefix refused. Then the safe-install rules:
+# `make install` builds nothing (a missing build: "run make first"), and
+# refuses a prefix whose files dpkg owns (Debian's liburing at prefix=/usr)
+# unless FORCE=1 (checked with INSTALL=false, so nothing is ever written
+# there). KEEP=1 keeps the scratch directory for a look afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -46,6 +49,8 @@ library() { sed -n 's/^library: //p' "$1"; }
 same_file() { [ "$(readlink -f "$1")" = "$(readlink -f "$2")" ]; }
 
 # ---- install ---------------------------------------------------------------
+# make builds (as the caller), make install only installs.
+make -s >"$work/make.log" 2>&1 || { cat "$work/make.log" >&2; fail "make"; }
 make -s install DESTDIR="$dest" prefix=/usr >"$work/install.log" 2>&1 ||
 	{ cat "$work/install.log" >&2; fail "make install DESTDIR=... prefix=/usr"; }
 
@@ -175,4 +180,27 @@ echo "  prefix=$opt: -Wl,-rpath build and rsuring-run both on rsuring; uninstall
 if make -s install prefix=relative/dir DESTDIR="$work/rel" >/dev/null 2>&1 || [ -e "$work/rel" ]; then
 	fail "make install accepted a relative prefix"
 fi
+echo "  relative prefix refused"
+
+# ---- safe installs --------------------------------------------------------------------------
+if make -s install DESTDIR="$work/unbuilt" TARGET_DIR="$work/no-build" >"$work/unbuilt.log" 2>&1 ||
+	[ -e "$work/unbuilt" ]; then
+	fail "make install without a build did not stop"
+fi
+grep -q "run make first" "$work/unbuilt.log" || fail "make install without a build: $(cat "$work/unbuilt.log")"
+echo "  make install without a build: stops, \"run make first\", builds nothing"
+need_tool dpkg-query dpkg
+# Debian's liburing2 is installed (scripts/setup.sh), so prefix=/usr has files dpkg owns.
+dpkg-query -S "$libdir/liburing.so.2" >/dev/null 2>&1 ||
+	skip "no dpkg package owns $libdir/liburing.so.2 (liburing2; scripts/setup.sh installs it)"
+if make install prefix=/usr INSTALL=false STRIP=false >"$work/dpkg.log" 2>&1; then
+	fail "make install prefix=/usr went ahead over dpkg's files"
+fi
+grep -q "belong to Debian packages" "$work/dpkg.log" && grep -q "liburing2" "$work/dpkg.log" &&
+	grep -q "prefix=/usr/local" "$work/dpkg.log" && grep -q "FORCE=1" "$work/dpkg.log" ||
+	fail "make install prefix=/usr: refusal without the expected message: $(cat "$work/dpkg.log")"
+make install prefix=/usr INSTALL=false STRIP=false FORCE=1 >"$work/force.log" 2>&1 || true
+! grep -q "belong to Debian packages" "$work/force.log" || fail "FORCE=1 did not override the dpkg check"
+grep -q "^false " "$work/force.log" || fail "FORCE=1: install did not go ahead: $(cat "$work/force.log")"
+echo "  make install prefix=/usr: refused (files of liburing2/liburing-dev), FORCE=1 overrides"
 echo "install check: ok"

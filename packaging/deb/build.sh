@@ -10,7 +10,7 @@
 #   /usr/include/rsuring/           liburing.h, rsuring.h, liburing/
 #   /usr/bin/rsuring-run            per program (LD_LIBRARY_PATH)
 #   /usr/sbin/rsuring-ldconfig      machine-wide on/off (ld.so.conf.d)
-#   /usr/share/man/man3, man7       rsuring's manual pages
+#   /usr/share/man/man1, 3, 7, 8    rsuring's manual pages
 # Nothing changes which liburing a program gets until the user asks for it;
 # removing the package turns the machine-wide switch off first.
 #
@@ -28,6 +28,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 pkg=$stage/pkg
 
+make -s -C "$root" >&2    # builds if stale; install itself builds nothing
 make -s -C "$root" install DESTDIR="$pkg" prefix=/usr libdir="$libdir" \
 	includedir=/usr/include/rsuring mandir=/usr/share/man >&2
 
