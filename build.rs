@@ -5,8 +5,8 @@
 //! versions of rsuring's own extension functions (src/ffi_compat.c).
 use std::path::Path;
 
-/// Static library holding src/inline_ffi.c and src/ffi_restated.c, linked
-/// whole into every crate type.
+/// Static library holding src/inline_ffi.c, src/ffi_restated.c and
+/// src/ffi_compat.c, linked whole into every crate type.
 const INLINE_FFI_LIB: &str = "rsuring_inline_ffi";
 
 fn main() {
@@ -23,7 +23,8 @@ fn main() {
 }
 
 /// Compiles the inline helpers of include/liburing.h as external definitions,
-/// and the `name@LIBURING_2.4` entry points of src/ffi_restated.c.
+/// the `name@LIBURING_2.4` entry points of src/ffi_restated.c, and the
+/// older `name@RSURING_0.x` versions of rsuring's functions (src/ffi_compat.c).
 ///
 /// Nothing in the Rust code references them, so a plain static library would
 /// contribute nothing to the link: `+whole-archive` makes the linker take the

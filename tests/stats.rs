@@ -14,6 +14,7 @@ mod common;
 use std::collections::HashMap;
 use std::fs;
 use std::io::{BufRead, BufReader, Read};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 
@@ -380,6 +381,46 @@ fn boolean_words_and_misspelt_names() {
             );
         }
     }
+}
+
+/// In a set-id program (AT_SECURE) no RSURING_* variable is read, as with
+/// secure_getenv: a setuid copy of the same program, run by another user
+/// with RSURING_STATS=1 and a misspelt name, prints neither statistics nor
+/// a warning, where the ordinary binary prints both.
+#[test]
+fn set_id_programs_read_no_variable() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip("set-id program", "needs root to make a setuid copy");
+        return;
+    }
+    let bin = build("exits");
+    let vars = [("RSURING_STATS", "1"), ("RSURING_STATZ", "1")];
+    let r = run(&bin, &["nop-exit"], &vars);
+    if !r.expect_pass() {
+        return;
+    }
+    assert_eq!(r.stat_lines().len(), 2, "{}", r.describe());
+    assert_eq!(r.other_lines().len(), 1, "{}", r.describe());
+
+    let dir = common::Removed(common::area().bin_dir.join(common::unique("suid")));
+    fs::create_dir(&dir.0).expect("create the setuid directory");
+    fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = dir.0.join("exits");
+    fs::copy(&bin, &copy).expect("copy the binary");
+    std::os::unix::fs::chown(&copy, Some(common::NOBODY), Some(common::NOBODY)).expect("chown");
+    // chown clears set-id bits: set them after it.
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o4755)).unwrap();
+    let r = vars
+        .iter()
+        .fold(launch(&copy, &["nop-exit"]), |l, (k, v)| l.var(k, v))
+        .user(4242)
+        .run();
+    if !r.expect_pass() {
+        return;
+    }
+    assert_eq!(r.stat_lines().len(), 0, "{}", r.describe());
+    assert_eq!(r.other_lines().len(), 0, "{}", r.describe());
 }
 
 /// A running program (kept alive until its stdin closes), killed if the
