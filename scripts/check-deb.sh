@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Debian package check (README "Debian package"). As root:
+# The Debian package check (docs/install.md, "Debian package"). As root:
 #   - packaging/deb/build.sh builds the .deb; every file in it is rsuring's
 #     by name and none is a file of liburing2 / liburing-dev;
 #   - dpkg -i installs it; Debian's programs still get Debian's liburing;

@@ -14,7 +14,7 @@
 #   - man finds every page of man/ in the tree; the fio engine is there
 #     when it has been built;
 #   - `make uninstall` leaves no file behind.
-# Then the README's rpath method: an install into a private prefix, a
+# Then the rpath method of README.md and docs/install.md: an install into a private prefix, a
 # program linked with -Wl,-rpath, and rsuring-run, each on rsuring with no
 # environment; and a relative prefix refused. Then the safe-install rules:
 # `make install` builds nothing (a missing build: "run make first"), and

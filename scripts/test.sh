@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README "Test"): style, lints, the library, its Rust
+# The one test command (docs/testing.md): style, lints, the library, its Rust
 # and C tests, the layout check, the fio engine, the install, manual pages
 # and Debian package checks, and liburing's own test suite run against
 # rsuring. Runs scripts/setup.sh first, which (as root) installs what is
