@@ -287,3 +287,42 @@ fn referenced_by_tests(root: &Path, name: &str) -> bool {
             && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(name))
     })
 }
+
+/// The README says fio's own `ioengine=io_uring` issues the system calls
+/// itself, so `LD_PRELOAD` cannot put rsuring under it: Debian's fio links
+/// no liburing and imports no `io_uring_*` function.
+#[test]
+fn fio_builtin_engine_does_not_use_liburing() {
+    if !common::require_tool("fio's io_uring engine", "fio", "fio")
+        || !common::require_tool("fio's io_uring engine", "readelf", "binutils")
+    {
+        return;
+    }
+    let fio = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v fio"])
+            .output()
+            .expect("sh runs")
+            .stdout,
+    )
+    .unwrap();
+    let fio = fio.trim();
+    let out = Command::new("readelf")
+        .args(["-d", "--dyn-syms", "-W", fio])
+        .output()
+        .expect("readelf runs");
+    assert!(out.status.success(), "readelf {fio}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(NEEDED)"),
+        "readelf -d {fio}: no NEEDED entries"
+    );
+    assert!(
+        !text.contains("liburing"),
+        "{fio} links liburing: the README's fio note is wrong"
+    );
+    assert!(
+        !text.contains("io_uring_"),
+        "{fio} imports io_uring_* functions: the README's fio note is wrong"
+    );
+}
