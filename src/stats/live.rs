@@ -11,7 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Instant;
 
 use super::procfs::{self, FdInfo, TaskStat};
-use super::region::shm_path;
+use super::region::{pid_of_name, shm_path};
 use super::slot::{
     Counters, Header, Region, RingExt, RingInfo, CAPACITY, MAGIC, REGION_LEN, VERSION,
 };
@@ -80,15 +80,6 @@ pub fn page_path(pid: u32) -> String {
 /// Whether process `pid` exists (and is visible).
 pub fn process_exists(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
-/// The pid a statistics file name stands for: the prefix and a pid in
-/// canonical decimal (no sign, no leading zero), so that the name is
-/// exactly `shm_path(pid)`.
-pub fn pid_of_name(name: &str) -> Option<u32> {
-    let digits = name.strip_prefix(super::region::SHM_PREFIX)?;
-    let pid: u32 = digits.parse().ok()?;
-    (pid != 0 && pid.to_string() == digits).then_some(pid)
 }
 
 /// The statistics pages under /dev/shm: the pids that publish one.
@@ -529,4 +520,76 @@ pub fn poller_usage(
         _ => None,
     };
     (cpu, work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page of pid 7 with `used` slots in use, slot `i` with generation
+    /// `gens[i]` and ring fd 100 + i.
+    fn page(used: u32, gens: &[u32]) -> Vec<u8> {
+        let mut b = blank_page(7);
+        b[SLOTS_USED_AT..SLOTS_USED_AT + 4].copy_from_slice(&used.to_ne_bytes());
+        for (i, gen) in gens.iter().enumerate() {
+            let at = SLOTS_AT + i * SLOT_LEN;
+            b[at..at + 4].copy_from_slice(&gen.to_ne_bytes());
+            b[at + 4..at + 8].copy_from_slice(&(100 + i as i32).to_ne_bytes());
+        }
+        b
+    }
+
+    fn parse(b: &[u8], pid: u32) -> (Page, Vec<PageSlot>) {
+        let slots = &b[SLOTS_AT..];
+        parse_page(pid, &b[..HEADER_LEN], [slots, slots, slots])
+    }
+
+    #[test]
+    fn live_slots_are_the_odd_generations_below_slots_used() {
+        let b = page(3, &[1, 2, 5, 7]);
+        let (p, slots) = parse(&b, 7);
+        assert_eq!(p, Page::Live { overflowed: 0 });
+        let fds: Vec<i32> = slots.iter().map(|s| s.info.ring_fd).collect();
+        assert_eq!(fds, [100, 102], "slot 3 is past slots_used");
+        assert_eq!((slots[1].index, slots[1].gen), (2, 5));
+    }
+
+    #[test]
+    fn a_slot_that_changed_between_copies_is_skipped() {
+        let (a, b) = (page(2, &[1, 3]), page(2, &[1, 5]));
+        let (p, slots) = parse_page(
+            7,
+            &a[..HEADER_LEN],
+            [&a[SLOTS_AT..], &a[SLOTS_AT..], &b[SLOTS_AT..]],
+        );
+        assert_eq!(p, Page::Live { overflowed: 0 });
+        assert_eq!(slots.len(), 1);
+        assert_eq!(slots[0].index, 0);
+    }
+
+    #[test]
+    fn counts_from_the_page_are_bounded() {
+        let b = page(u32::MAX, &vec![1; CAPACITY]);
+        assert_eq!(parse(&b, 7).1.len(), CAPACITY);
+        // Copies shorter than slots_used says: only whole slots, no panic.
+        let short = &b[SLOTS_AT..SLOTS_AT + 2 * SLOT_LEN + 5];
+        let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, short, short]);
+        assert_eq!(slots.len(), 2);
+        let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, &[], short]);
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn headers_of_other_layouts_pids_and_lengths() {
+        let b = page(1, &[1]);
+        assert_eq!(parse(&b, 8).0, Page::Stale);
+        for (at, value) in [(0, 0u32), (8, VERSION + 1), (12, 1), (16, 1)] {
+            let mut bad = b.clone();
+            bad[at..at + 4].copy_from_slice(&value.to_ne_bytes());
+            assert_eq!(parse(&bad, 7).0, Page::Foreign, "byte {at}");
+        }
+        for len in [0, 1, HEADER_LEN - 1] {
+            assert_eq!(parse_page(7, &b[..len], [&[], &[], &[]]).0, Page::Foreign);
+        }
+    }
 }

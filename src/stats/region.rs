@@ -40,6 +40,15 @@ pub fn shm_path(pid: u32) -> String {
     format!("{SHM_DIR}/{SHM_PREFIX}{pid}")
 }
 
+/// The pid a statistics file name stands for: the prefix and a pid in
+/// canonical decimal (no sign, no leading zero), so that the name is
+/// exactly `shm_path(pid)`.
+pub fn pid_of_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(SHM_PREFIX)?;
+    let pid: u32 = digits.parse().ok()?;
+    (pid != 0 && pid.to_string() == digits).then_some(pid)
+}
+
 /// What the process knows about one slot.
 #[derive(Debug, Clone, Copy)]
 pub struct Local {
@@ -467,7 +476,11 @@ fn taken_by(path: &CString) -> Option<String> {
 /// the page could not be published.
 fn note_taken(why: &str) {
     static NOTED: AtomicBool = AtomicBool::new(false);
-    if super::enabled_by_env() && !NOTED.swap(true, Ordering::Relaxed) {
+    // RSURING_STATS on, as `super::mode` reads it (not called from here:
+    // this module sits below it).
+    let asked = crate::env::get(crate::env::STATS)
+        .is_some_and(|v| v.starts_with("json:") || crate::env::parse_bool(&v) == Some(true));
+    if asked && !NOTED.swap(true, Ordering::Relaxed) {
         crate::env::warn(&format!(
             "{} already exists ({why}): this process's statistics stay private \
              (rsuring-stat cannot show them; the exit report is unaffected)",
@@ -491,7 +504,7 @@ fn remove_stale_files() {
         };
         for entry in dir.flatten() {
             let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(super::live::pid_of_name) else {
+            let Some(pid) = name.to_str().and_then(pid_of_name) else {
                 continue;
             };
             let Ok(path) = CString::new(shm_path(pid)) else {
@@ -565,4 +578,26 @@ pub fn read_head_safely(khead: *const u32) -> Option<u32> {
     // kernel checks the source address and fails instead of faulting.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     (n == 4).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_names_carry_a_canonical_pid() {
+        assert_eq!(pid_of_name("rs-ringstats.4242"), Some(4242));
+        for name in [
+            "rs-ringstats.",
+            "rs-ringstats.0",
+            "rs-ringstats.+5",
+            "rs-ringstats.05",
+            "rs-ringstats.-5",
+            "rs-ringstats.5x",
+            "rs-ringstats.99999999999",
+            "xrs-ringstats.5",
+        ] {
+            assert_eq!(pid_of_name(name), None, "{name}");
+        }
+    }
 }
