@@ -19,10 +19,10 @@
 #     to that library (RPATH to a liburing.so.2 symlink, checked with ldd);
 #  3. runs it on a scratch corpus (target/fuzz/corpus, new inputs land there)
 #     seeded from fuzz/corpus/ (committed seeds), crashes in target/fuzz/.
-# For --target page, step 2 compiles fuzz/page.rs as a static library
-# against the instrumented rlib of step 1 (same flags) and links it with
-# libFuzzer; its corpus is target/fuzz/page-corpus, seeded from
-# fuzz/page-corpus/.
+# For --target page, step 1 adds overflow checks (target/fuzz-page-lib/),
+# step 2 compiles fuzz/page.rs as a static library against that rlib and
+# links it with libFuzzer; its corpus is target/fuzz/page-corpus, seeded
+# from fuzz/page-corpus/.
 #
 # Why clang + libFuzzer and not cargo-fuzz: the harness drives the C ABI the
 # way C programs do (inline helpers from liburing.h + exported functions),
@@ -71,16 +71,26 @@ unset CARGO_ENCODED_RUSTFLAGS
 sancov="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares"
-RUSTFLAGS="$sancov" \
-    cargo build --quiet --release --lib --target "$triple" --target-dir "$repo/target/fuzz-lib"
-libdir=$repo/target/fuzz-lib/$triple/release
-lib=$libdir/librsuring.so
-ln -sfn "$lib" "$out/lib/liburing.so.2"
+if [ "$target" = ring_ops ]; then
+    RUSTFLAGS="$sancov" \
+        cargo build --quiet --release --lib --target "$triple" --target-dir "$repo/target/fuzz-lib"
+    lib=$repo/target/fuzz-lib/$triple/release/librsuring.so
+    ln -sfn "$lib" "$out/lib/liburing.so.2"
+fi
 
 if [ "$target" = page ]; then
-    # 2'. The page parser's harness: Rust, on the instrumented rlib.
+    # 1'. The page parser runs in rsuring-stat, whose debug builds check
+    # arithmetic overflow: so does this build of the library (its own
+    # target directory, to leave ring_ops' build alone; only the rlib).
+    # (Without LTO: an rlib built for LTO holds bitcode the final link,
+    # done by clang here, would not read.)
+    RUSTFLAGS="$sancov -Coverflow-checks=on" CARGO_PROFILE_RELEASE_LTO=false \
+        cargo rustc --quiet --release --lib --crate-type rlib --target "$triple" \
+        --target-dir "$repo/target/fuzz-page-lib"
+    libdir=$repo/target/fuzz-page-lib/$triple/release
+    # 2'. The page parser's harness: Rust, on that instrumented rlib.
     # shellcheck disable=SC2086 # $sancov is a list of flags
-    rustc --edition 2021 -O --crate-type staticlib --crate-name page_fuzz \
+    rustc --edition 2021 -O -Coverflow-checks=on --crate-type staticlib --crate-name page_fuzz \
         --target "$triple" $sancov --extern rsuring="$libdir/librsuring.rlib" \
         -L dependency="$libdir/deps" fuzz/page.rs -o "$out/libpage_fuzz.a"
     "$clang" -fsanitize=fuzzer "$out/libpage_fuzz.a" -lpthread -ldl -lm -o "$out/page.tmp"

@@ -728,13 +728,19 @@ fn stat_within(args: &[&str], secs: u64) -> Run {
 }
 
 /// A page of `pid` whose header claims every slot in use and whose slots
-/// are all 0xff: odd generations (every slot live), rings of fd -1 with
-/// 2^32-1 entries and every counter at 2^64-1.
-fn page_claiming_everything(pid: u32) -> Vec<u8> {
+/// are all 0xff (odd generations: every slot live; rings of fd -1 with
+/// 2^32-1 entries) but for the counters' bytes, all `counters`: 0xff makes
+/// their sum overflow, 0x3f does not.
+fn page_claiming_everything(pid: u32, counters: u8) -> Vec<u8> {
     let mut b = page::blank_page(pid);
     b[page::SLOTS_USED_AT..page::SLOTS_USED_AT + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
     b[page::OVERFLOWED_AT..page::OVERFLOWED_AT + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
-    b[page::SLOTS_AT..page::SLOTS_AT + page::SLOTS * page::SLOT_LEN].fill(0xff);
+    let slots = &mut b[page::SLOTS_AT..page::SLOTS_AT + page::SLOTS * page::SLOT_LEN];
+    for slot in slots.chunks_mut(page::SLOT_LEN) {
+        // The identity is the first 64 bytes; the counters follow.
+        slot[..64].fill(0xff);
+        slot[64..].fill(counters);
+    }
     b
 }
 
@@ -875,12 +881,13 @@ fn hostile_files_under_a_page_name_are_refused_cleanly() {
     live.finish();
 }
 
-/// A page truncated to nothing, grown back to zeros and rewritten to claim
-/// every slot with every counter at its maximum, by its own user (nobody),
-/// while `rsuring-stat -i` watches as root: the view goes on to its count,
-/// one stderr line per change of state, no signal; `--once` meanwhile
-/// exits 0 with one line per slot and per kernel ring. Then the original bytes go
-/// back and the process exits normally.
+/// A page truncated to nothing, grown back to zeros, rewritten with
+/// counters whose sum overflows, then rewritten to claim every slot with
+/// huge counts, by its own user (nobody), while `rsuring-stat -i` watches
+/// as root: the view goes on to its count, one stderr line per change of
+/// state, no signal; `--once` meanwhile exits 0, with one line per slot and
+/// per kernel ring for the last page. Then the original bytes go back and
+/// the process exits normally.
 #[test]
 fn a_live_view_survives_its_page_truncated_and_rewritten() {
     if !hostile_setup("a_live_view_survives_its_page_truncated_and_rewritten") {
@@ -896,10 +903,15 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
         assert_eq!(fs::metadata(&file).expect("live's page").uid(), NOBODY);
     }
     let dir = tempdir();
+    let overflowing = stage(
+        &dir,
+        "overflowing",
+        &page_claiming_everything(pid.parse().unwrap(), 0xff),
+    );
     let hostile = stage(
         &dir,
         "hostile",
-        &page_claiming_everything(pid.parse().unwrap()),
+        &page_claiming_everything(pid.parse().unwrap(), 0x3f),
     );
     let original = stage(&dir, "original", &fs::read(&file).unwrap());
     let count = 100;
@@ -914,6 +926,17 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
     pause();
     as_nobody(&format!("truncate -s {PAGE_LEN} {file}"));
     pause();
+    as_nobody(&format!(
+        "dd if={overflowing} of={file} conv=notrunc status=none"
+    ));
+    pause();
+    let once = stat_within(&["--once", &pid], 20);
+    assert_eq!(once.code, Some(0), "{}", once.describe());
+    assert!(
+        once.stderr.contains("counts more than 2^64"),
+        "{}",
+        once.describe()
+    );
     as_nobody(&format!(
         "dd if={hostile} of={file} conv=notrunc status=none"
     ));
@@ -950,6 +973,7 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
         "one line for the zeros: {ctx}"
     );
     assert_eq!(lines_with("found no statistics slot"), 1, "{ctx}");
+    assert_eq!(lines_with("counts more than 2^64"), 1, "{ctx}");
     // The page is the process's own: it exits normally, reports its four
     // rings and removes it.
     let stderr = live.finish();

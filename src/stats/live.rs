@@ -335,11 +335,25 @@ pub fn parse_page(pid: u32, header: &[u8], copies: [&[u8]; 3]) -> (Page, Vec<Pag
         if gen % 2 == 0 || last.id.generation.load(Ordering::Relaxed) != gen {
             continue;
         }
+        let counters = fields.counters();
+        // The one sum taken of the counters (`Counters::enters`): a page
+        // whose parts overflow it was not written by counting.
+        let enters = [
+            counters.enters_wait,
+            counters.enters_sqwait,
+            counters.wakeups,
+        ]
+        .iter()
+        .try_fold(counters.enters_submit, |sum, &n| sum.checked_add(n));
+        if enters.is_none() {
+            let why = format!("slot {i} counts more than 2^64 io_uring_enter calls");
+            return (Page::Rejected(why), Vec::new());
+        }
         slots.push(PageSlot {
             index: i,
             gen,
             info: fields.info(),
-            counters: fields.counters(),
+            counters,
             cq_seen: fields.reap.cq_seen.load(Ordering::Relaxed) as u32,
         });
     }
@@ -576,6 +590,25 @@ mod tests {
         let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, short, short]);
         assert_eq!(slots.len(), 2);
         let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, &[], short]);
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn counters_that_cannot_add_up_reject_the_page() {
+        use crate::stats::slot::SubmitSide;
+        let mut b = page(1, &[1]);
+        let submit = SLOTS_AT + core::mem::offset_of!(RingExt, submit);
+        for (field, v) in [
+            (core::mem::offset_of!(SubmitSide, enters_submit), u64::MAX),
+            (core::mem::offset_of!(SubmitSide, wakeups), 1),
+        ] {
+            b[submit + field..submit + field + 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        let (p, slots) = parse(&b, 7);
+        assert!(
+            matches!(&p, Page::Rejected(why) if why.contains("2^64")),
+            "{p:?}"
+        );
         assert!(slots.is_empty());
     }
 
