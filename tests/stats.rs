@@ -878,6 +878,20 @@ fn hostile_files_under_a_page_name_are_refused_cleanly() {
             "the reader removes nothing: {ctx}"
         );
     }
+    // nobody looking at root's page (0600): one line, the list stays quiet.
+    let as_nobody_stat = |args: &[&str]| {
+        launch(stat_tool(), args)
+            .nobody()
+            .timeout(Duration::from_secs(10))
+            .run()
+    };
+    let once = as_nobody_stat(&["--once", &live.pid()]);
+    assert_eq!(once.code, Some(0), "{}", once.describe());
+    assert_eq!(once.stderr.lines().count(), 1, "{}", once.describe());
+    assert!(once.stderr.contains("may not read"), "{}", once.describe());
+    let list = as_nobody_stat(&[]);
+    assert_eq!(list.code, Some(0), "{}", list.describe());
+    assert!(!list.stderr.contains(&live.pid()), "{}", list.describe());
     live.finish();
 }
 

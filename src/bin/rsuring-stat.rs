@@ -112,6 +112,11 @@ fn note_page(s: &Snapshot) {
             s.pid
         ),
         Page::Rejected(reason) => rejected(s.pid, reason) + "; showing what the kernel reports",
+        Page::Unreadable => format!(
+            "this user may not read {} (run as its owner or root); \
+             showing what the kernel reports",
+            live::page_path(s.pid)
+        ),
     };
     eprintln!("rsuring-stat: {why}");
 }
@@ -144,7 +149,8 @@ fn list_processes() {
                 );
                 continue;
             }
-            Page::Missing | Page::Stale => continue,
+            // Other users' processes are not this user's to list.
+            Page::Missing | Page::Stale | Page::Unreadable => continue,
         }
         println!(
             "{:>8}  {:<16} {:>5} {:>7}",

@@ -33,6 +33,8 @@ pub enum Page {
     /// size, ...). /dev/shm is writable by every user: what is there may
     /// have been put there to crash, hang or fool a reader running as root.
     Rejected(String),
+    /// A page this user may not read (another user's process, 0600).
+    Unreadable,
 }
 
 /// One ring of the process.
@@ -177,6 +179,7 @@ fn read_page_checked(pid: u32) -> Result<(Page, Vec<PageSlot>), Page> {
         return Err(match err.raw_os_error() {
             Some(libc::ENOENT) => Page::Missing,
             Some(libc::ELOOP) => Page::Rejected("a symbolic link".into()),
+            Some(libc::EACCES) => Page::Unreadable,
             _ => Page::Rejected(format!("cannot open it: {err}")),
         });
     }
