@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds and runs the libFuzzer harness fuzz/ring_ops.c against rsuring.
+# Builds and runs a libFuzzer harness against rsuring: fuzz/ring_ops.c
+# (the C ABI, the default) or fuzz/page.rs (--target page: the statistics
+# page parser of rsuring-stat, which reads files other users can write).
 #
-#   fuzz/run.sh [--build-only] [LIBFUZZER_ARGS...]
+#   fuzz/run.sh [--target ring_ops|page] [--build-only] [LIBFUZZER_ARGS...]
 #
 # Examples:
 #   fuzz/run.sh -max_total_time=600                  # by hand: 10 minutes
 #   fuzz/run.sh -seed=1 -runs=3000 -max_total_time=45  # what the tests run
+#   fuzz/run.sh --target page -seed=1 -max_total_time=20  # tests/stats.rs
 #
 # What it does:
 #  1. builds librsuring.so with SanitizerCoverage instrumentation (stable
@@ -16,6 +19,10 @@
 #     to that library (RPATH to a liburing.so.2 symlink, checked with ldd);
 #  3. runs it on a scratch corpus (target/fuzz/corpus, new inputs land there)
 #     seeded from fuzz/corpus/ (committed seeds), crashes in target/fuzz/.
+# For --target page, step 1 adds overflow checks (target/fuzz-page-lib/),
+# step 2 compiles fuzz/page.rs as a static library against that rlib and
+# links it with libFuzzer; its corpus is target/fuzz/page-corpus, seeded
+# from fuzz/page-corpus/.
 #
 # Why clang + libFuzzer and not cargo-fuzz: the harness drives the C ABI the
 # way C programs do (inline helpers from liburing.h + exported functions),
@@ -27,6 +34,15 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 
 build_only=0
+target=ring_ops
+if [ "${1:-}" = "--target" ]; then
+    target=${2:?--target needs ring_ops or page}
+    shift 2
+fi
+case $target in
+ring_ops | page) ;;
+*) echo "fuzz: unknown target '$target' (ring_ops or page)" >&2; exit 2 ;;
+esac
 if [ "${1:-}" = "--build-only" ]; then
     build_only=1
     shift
@@ -52,12 +68,42 @@ mkdir -p "$out/lib" "$out/corpus"
 
 # 1. The instrumented library. --target keeps RUSTFLAGS off build scripts.
 unset CARGO_ENCODED_RUSTFLAGS
-RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
+sancov="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=3 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
--Cllvm-args=-sanitizer-coverage-trace-compares" \
-    cargo build --quiet --release --lib --target "$triple" --target-dir "$repo/target/fuzz-lib"
-lib=$repo/target/fuzz-lib/$triple/release/librsuring.so
-ln -sfn "$lib" "$out/lib/liburing.so.2"
+-Cllvm-args=-sanitizer-coverage-trace-compares"
+if [ "$target" = ring_ops ]; then
+    RUSTFLAGS="$sancov" \
+        cargo build --quiet --release --lib --target "$triple" --target-dir "$repo/target/fuzz-lib"
+    lib=$repo/target/fuzz-lib/$triple/release/librsuring.so
+    ln -sfn "$lib" "$out/lib/liburing.so.2"
+fi
+
+if [ "$target" = page ]; then
+    # 1'. The page parser runs in rsuring-stat, whose debug builds check
+    # arithmetic overflow: so does this build of the library (its own
+    # target directory, to leave ring_ops' build alone; only the rlib).
+    # (Without LTO: an rlib built for LTO holds bitcode the final link,
+    # done by clang here, would not read.)
+    RUSTFLAGS="$sancov -Coverflow-checks=on" CARGO_PROFILE_RELEASE_LTO=false \
+        cargo rustc --quiet --release --lib --crate-type rlib --target "$triple" \
+        --target-dir "$repo/target/fuzz-page-lib"
+    libdir=$repo/target/fuzz-page-lib/$triple/release
+    # 2'. The page parser's harness: Rust, on that instrumented rlib.
+    # shellcheck disable=SC2086 # $sancov is a list of flags
+    rustc --edition 2021 -O -Coverflow-checks=on --crate-type staticlib --crate-name page_fuzz \
+        --target "$triple" $sancov --extern rsuring="$libdir/librsuring.rlib" \
+        -L dependency="$libdir/deps" fuzz/page.rs -o "$out/libpage_fuzz.a"
+    "$clang" -fsanitize=fuzzer "$out/libpage_fuzz.a" -lpthread -ldl -lm -o "$out/page.tmp"
+    mv "$out/page.tmp" "$out/page"
+    [ "$build_only" = 1 ] && { echo "$out/page"; exit 0; }
+    if [ -n "${RSURING_FUZZ_FRESH:-}" ]; then
+        rm -rf "$out/page-corpus"
+    fi
+    mkdir -p "$out/page-corpus"
+    cd "$out"
+    exec ./page -artifact_prefix="$out/page-" -max_len=4096 -print_final_stats=1 \
+        "$@" "$out/page-corpus" "$repo/fuzz/page-corpus"
+fi
 
 # 2. The harness. -rdynamic exports libFuzzer's coverage callbacks to the
 # instrumented library.

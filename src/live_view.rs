@@ -1,7 +1,8 @@
 //! The public Rust API: reading the rings of a running process, as
 //! `rsuring-stat` does. Everything here only reads files (`/dev/shm`
-//! statistics pages, mapped read-only, and `/proc`), so it is safe to call
-//! from any program; the ring core itself is private to the crate, whose
+//! statistics pages, checked and copied with `pread`, never mapped, and
+//! `/proc`), so it is safe to call from any program, as root too, whatever
+//! other users left in /dev/shm; the ring core itself is private to the crate, whose
 //! product is the C ABI.
 
 pub use crate::stats::format::{self, parse_line, End, Fields, Value};

@@ -17,8 +17,9 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
 
-use common::{launch, skip, CProgram, Run, EXIT_SKIP};
+use common::{launch, skip, CProgram, Run, EXIT_SKIP, NOBODY};
 
 /// `rsuring-stat` of the same profile.
 fn stat_tool() -> PathBuf {
@@ -441,9 +442,18 @@ impl Drop for Running {
 
 /// Starts `c_tests/stats/live.c`; None when it skipped.
 fn start_live(vars: &[(&str, &str)]) -> Option<Running> {
+    start_live_as(vars, None)
+}
+
+/// [`start_live`] as user `user` (root when None).
+fn start_live_as(vars: &[(&str, &str)], user: Option<u32>) -> Option<Running> {
+    let mut live = launch(build("live"), &[]);
+    if let Some(id) = user {
+        live = live.user(id);
+    }
     let mut child = vars
         .iter()
-        .fold(launch(build("live"), &[]), |l, (k, v)| l.var(k, v))
+        .fold(live, |l, (k, v)| l.var(k, v))
         .command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -677,12 +687,577 @@ impl Drop for TempDir {
 }
 
 fn tempdir() -> TempDir {
-    let base = std::env::temp_dir().join(format!("rsuring-stats-test.{}", std::process::id()));
     static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let dir = base.with_extension(
-        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            .to_string(),
-    );
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("rsuring-stats-test.{}.{n}", std::process::id()));
     fs::create_dir_all(&dir).expect("create a temp dir");
     TempDir(dir)
+}
+
+// ---- hostile local users -------------------------------------------------------
+//
+// /dev/shm is writable by every user and `rsuring-stat` is run as root:
+// what another user leaves under a page's name must not crash, hang or
+// fool it, nor displace a process's page or get removed as a stale one.
+
+use rsuring::live_view::live::{self as page, PAGE_LEN};
+
+/// Root, and setpriv to act as nobody; otherwise a skip.
+fn hostile_setup(what: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(
+            what,
+            "needs root (rsuring-stat as root against files of nobody)",
+        );
+        return false;
+    }
+    common::require_tool(what, "setpriv", "util-linux")
+}
+
+/// Runs `script` with `sh -c` as nobody; panics when it fails.
+fn as_nobody(script: &str) {
+    let r = launch("sh", &["-c", script])
+        .nobody()
+        .timeout(Duration::from_secs(20))
+        .run();
+    assert!(r.ok(), "as nobody: {}", r.describe());
+}
+
+/// The page path of `pid`, removed (whatever it is) when dropped.
+struct PageName(PathBuf);
+
+impl PageName {
+    fn of(pid: u32) -> Self {
+        let p = PageName(PathBuf::from(page::page_path(pid)));
+        p.clear();
+        p
+    }
+
+    fn clear(&self) {
+        let _ = fs::remove_file(&self.0);
+    }
+
+    fn as_str(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for PageName {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+/// A `sleep` as root or nobody (same pid: setpriv execs), killed on drop.
+struct Sleeper(Child);
+
+impl Sleeper {
+    fn start(user: Option<u32>) -> Self {
+        let mut l = launch("sleep", &["300"]);
+        if let Some(id) = user {
+            l = l.user(id);
+        }
+        Sleeper(
+            l.command()
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("start sleep"),
+        )
+    }
+
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        // SAFETY: signals the process group we created.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+/// `rsuring-stat ARGS` with a deadline: a hang is a failure, not a stuck test.
+fn stat_within(args: &[&str], secs: u64) -> Run {
+    launch(stat_tool(), args)
+        .timeout(Duration::from_secs(secs))
+        .run()
+}
+
+/// A page of `pid` whose header claims every slot in use and whose slots
+/// are all 0xff (odd generations: every slot live; rings of fd -1 with
+/// 2^32-1 entries) but for the counters' bytes, all `counters`: 0xff makes
+/// their sum overflow, 0x3f does not.
+fn page_claiming_everything(pid: u32, counters: u8) -> Vec<u8> {
+    let mut b = page::blank_page(pid);
+    b[page::SLOTS_USED_AT..page::SLOTS_USED_AT + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
+    b[page::OVERFLOWED_AT..page::OVERFLOWED_AT + 4].copy_from_slice(&u32::MAX.to_ne_bytes());
+    let slots = &mut b[page::SLOTS_AT..page::SLOTS_AT + page::SLOTS * page::SLOT_LEN];
+    for slot in slots.chunks_mut(page::SLOT_LEN) {
+        // The identity is the first 64 bytes; the counters follow.
+        slot[..64].fill(0xff);
+        slot[64..].fill(counters);
+    }
+    b
+}
+
+/// Writes `bytes` to a file nobody can read, in `dir`.
+fn stage(dir: &TempDir, name: &str, bytes: &[u8]) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&dir.0, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.0.join(name);
+    fs::write(&path, bytes).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// As nobody: an empty file, a FIFO, a symbolic link to /etc/shadow, a
+/// well-formed page under a root process's pid, a page its own process does
+/// not map, random bytes. `rsuring-stat --once` and the process list, as
+/// root, each give one line naming the reason, exit 0, within 10 s, and the
+/// list still shows the process with real statistics.
+#[test]
+fn hostile_files_under_a_page_name_are_refused_cleanly() {
+    if !hostile_setup("hostile_files_under_a_page_name_are_refused_cleanly") {
+        return;
+    }
+    let vars = [("RSURING_STATS", "1"), ("RSURING_SQPOLL_PERCPU", "1")];
+    let Some(live) = start_live(&vars) else {
+        return;
+    };
+    let real = fs::read(page::page_path(live.pid().parse().unwrap())).expect("live's page");
+    assert_eq!(real.len(), PAGE_LEN);
+    let (root, nobody) = (Sleeper::start(None), Sleeper::start(Some(NOBODY)));
+    let dir = tempdir();
+    let mut forged = real.clone();
+    forged[page::PID_AT..page::PID_AT + 4].copy_from_slice(&root.pid().to_ne_bytes());
+    let forged_root = stage(&dir, "forged-root", &forged);
+    let unmapped = stage(&dir, "unmapped", &page::blank_page(nobody.pid()));
+    let len = PAGE_LEN.to_string();
+    let no_stats = "publishes no statistics";
+    // (what, whose pid, the script as nobody (F: the page's path), the reason)
+    let cases: &[(&str, u32, String, &str)] = &[
+        (
+            "an empty file",
+            root.pid(),
+            ": > F".into(),
+            "owned by uid 65534",
+        ),
+        (
+            "an empty file of the process's user",
+            nobody.pid(),
+            ": > F".into(),
+            "0 bytes long",
+        ),
+        ("a FIFO", root.pid(), "mkfifo F".into(), "a FIFO"),
+        (
+            "a FIFO of the process's user",
+            nobody.pid(),
+            "mkfifo F".into(),
+            "a FIFO",
+        ),
+        (
+            "a symlink to /etc/shadow",
+            root.pid(),
+            "ln -s /etc/shadow F".into(),
+            "a symbolic link",
+        ),
+        (
+            "a symlink to its page",
+            nobody.pid(),
+            format!("ln -s {unmapped} F"),
+            "a symbolic link",
+        ),
+        (
+            "another user's page",
+            root.pid(),
+            format!("cp {forged_root} F"),
+            "owned by uid 65534",
+        ),
+        (
+            "a page not mapped",
+            nobody.pid(),
+            format!("cp {unmapped} F"),
+            no_stats,
+        ),
+        (
+            "random bytes",
+            nobody.pid(),
+            format!("head -c {len} /dev/urandom > F"),
+            no_stats,
+        ),
+    ];
+    for (what, pid, script, reason) in cases {
+        let name = PageName::of(*pid);
+        as_nobody(&script.replace('F', name.as_str()));
+        let pid = pid.to_string();
+        let once = stat_within(&["--once", &pid], 10);
+        let ctx = format!("{what}:\n{}", once.describe());
+        assert_eq!(once.code, Some(0), "{ctx}");
+        let err: Vec<&str> = once.stderr.lines().collect();
+        assert_eq!(err.len(), 1, "one line on stderr: {ctx}");
+        assert!(
+            err[0].starts_with("rsuring-stat: ") && err[0].contains(reason),
+            "{ctx}"
+        );
+        if *reason != no_stats {
+            assert!(err[0].contains(name.as_str()), "names the file: {ctx}");
+        }
+        let list = stat_within(&[], 10);
+        let ctx = format!("{what}:\n{}", list.describe());
+        assert_eq!(list.code, Some(0), "{ctx}");
+        let about: Vec<&str> = list
+            .stderr
+            .lines()
+            .filter(|l| l.contains(name.as_str()))
+            .collect();
+        if *reason == no_stats {
+            assert!(about.is_empty(), "{ctx}");
+        } else {
+            assert_eq!(about.len(), 1, "{ctx}");
+            assert!(about[0].contains(reason), "{ctx}");
+        }
+        assert!(
+            list.stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&live.pid())),
+            "the listing goes on: {ctx}"
+        );
+        assert!(
+            !list
+                .stdout
+                .lines()
+                .any(|l| l.split_whitespace().next() == Some(&pid)),
+            "{ctx}"
+        );
+        assert!(
+            fs::symlink_metadata(&name.0).is_ok(),
+            "the reader removes nothing: {ctx}"
+        );
+    }
+    // nobody looking at root's page (0600): one line, the list stays quiet.
+    let as_nobody_stat = |args: &[&str]| {
+        launch(stat_tool(), args)
+            .nobody()
+            .timeout(Duration::from_secs(10))
+            .run()
+    };
+    let once = as_nobody_stat(&["--once", &live.pid()]);
+    assert_eq!(once.code, Some(0), "{}", once.describe());
+    assert_eq!(once.stderr.lines().count(), 1, "{}", once.describe());
+    assert!(once.stderr.contains("may not read"), "{}", once.describe());
+    let list = as_nobody_stat(&[]);
+    assert_eq!(list.code, Some(0), "{}", list.describe());
+    assert!(!list.stderr.contains(&live.pid()), "{}", list.describe());
+    live.finish();
+}
+
+/// A page truncated to nothing, grown back to zeros, rewritten with
+/// counters whose sum overflows, then rewritten to claim every slot with
+/// huge counts, by its own user (nobody), while `rsuring-stat -i` watches
+/// as root: the view goes on to its count, one stderr line per change of
+/// state, no signal; `--once` meanwhile exits 0, with one line per slot and
+/// per kernel ring for the last page. Then the original bytes go back and
+/// the process exits normally.
+#[test]
+fn a_live_view_survives_its_page_truncated_and_rewritten() {
+    if !hostile_setup("a_live_view_survives_its_page_truncated_and_rewritten") {
+        return;
+    }
+    let Some(live) = start_live_as(&[("RSURING_STATS", "1")], Some(NOBODY)) else {
+        return;
+    };
+    let pid = live.pid();
+    let file = page::page_path(pid.parse().unwrap());
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(fs::metadata(&file).expect("live's page").uid(), NOBODY);
+    }
+    let dir = tempdir();
+    let overflowing = stage(
+        &dir,
+        "overflowing",
+        &page_claiming_everything(pid.parse().unwrap(), 0xff),
+    );
+    let hostile = stage(
+        &dir,
+        "hostile",
+        &page_claiming_everything(pid.parse().unwrap(), 0x3f),
+    );
+    let original = stage(&dir, "original", &fs::read(&file).unwrap());
+    let count = 100;
+    let watcher = {
+        let watch = launch(stat_tool(), &["-i", "0.1", "-n", &count.to_string(), &pid])
+            .timeout(Duration::from_secs(60));
+        std::thread::spawn(move || watch.run())
+    };
+    let pause = || std::thread::sleep(Duration::from_millis(700));
+    pause();
+    as_nobody(&format!("truncate -s 0 {file}"));
+    pause();
+    as_nobody(&format!("truncate -s {PAGE_LEN} {file}"));
+    pause();
+    as_nobody(&format!(
+        "dd if={overflowing} of={file} conv=notrunc status=none"
+    ));
+    pause();
+    let once = stat_within(&["--once", &pid], 20);
+    assert_eq!(once.code, Some(0), "{}", once.describe());
+    assert!(
+        once.stderr.contains("counts more than 2^64"),
+        "{}",
+        once.describe()
+    );
+    as_nobody(&format!(
+        "dd if={hostile} of={file} conv=notrunc status=none"
+    ));
+    pause();
+    let once = stat_within(&["--once", &pid], 20);
+    assert_eq!(once.code, Some(0), "{}", once.describe());
+    let rings = once
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("rsuring: pid="))
+        .count();
+    assert!(
+        rings == page::SLOTS + 4,
+        "{rings} ring lines:\n{}",
+        tail(&once.stdout, 2000)
+    );
+    // Back to what the process wrote: the view calms down.
+    as_nobody(&format!(
+        "dd if={original} of={file} conv=notrunc status=none"
+    ));
+    let watch = watcher.join().unwrap();
+    let ctx = watch.describe();
+    assert_eq!(watch.code, Some(0), "{ctx}");
+    assert_eq!(watch.stdout.matches("SQE/s").count(), count, "{ctx}");
+    let lines_with = |what: &str| watch.stderr.lines().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        lines_with("0 bytes long"),
+        1,
+        "one line for the truncation: {ctx}"
+    );
+    assert_eq!(
+        lines_with("does not know"),
+        1,
+        "one line for the zeros: {ctx}"
+    );
+    assert_eq!(lines_with("found no statistics slot"), 1, "{ctx}");
+    assert_eq!(lines_with("counts more than 2^64"), 1, "{ctx}");
+    // The page is the process's own: it exits normally, reports its four
+    // rings and removes it.
+    let stderr = live.finish();
+    assert_eq!(stat_lines(&stderr, "rsuring: pid=").len(), 4, "{stderr}");
+    assert!(!Path::new(&file).exists());
+}
+
+/// The last part of `s`.
+fn tail(s: &str, n: usize) -> &str {
+    common::tail(s, n)
+}
+
+/// Runs `exits nop-exit` with statistics on, under a pid whose page name
+/// `prepare` (given the pid) has taken first: `sh` waits for a line on
+/// stdin, then execs the program (same pid).
+fn exits_under_a_taken_name(prepare: impl FnOnce(u32)) -> (std::process::ExitStatus, String) {
+    let bin = build("exits");
+    let mut child = launch(
+        "sh",
+        &[
+            "-c",
+            "read go && exec \"$0\" nop-exit",
+            bin.to_str().unwrap(),
+        ],
+    )
+    .var("RSURING_STATS", "1")
+    .command()
+    .stdin(Stdio::piped())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start sh");
+    // (If `prepare` panics, dropping `child` closes sh's stdin: it exits.)
+    let group = child.id() as i32;
+    prepare(child.id());
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+    }
+    let mut err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            // SAFETY: our child's process group.
+            unsafe { libc::kill(-group, libc::SIGKILL) };
+            panic!("exits hung under a taken page name");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (status, stderr.join().unwrap())
+}
+
+/// Another user took the page's name first (an empty file, a FIFO, a
+/// symbolic link to a file of root's): the process keeps its statistics
+/// private, prints its exit report, says why once, and leaves the file and
+/// what a link points at alone. A leftover regular file of its own user
+/// is replaced without a word.
+#[test]
+fn a_page_name_taken_by_another_user_keeps_the_statistics_private() {
+    if !hostile_setup("a_page_name_taken_by_another_user_keeps_the_statistics_private") {
+        return;
+    }
+    let dir = tempdir();
+    let target = stage(&dir, "root-file", b"root's data\n");
+    let cases: &[(&str, String)] = &[
+        ("an empty file", ": > F".into()),
+        ("a FIFO", "mkfifo F".into()),
+        ("a symlink", format!("ln -s {target} F")),
+        ("our own leftover", String::new()),
+    ];
+    for (what, script) in cases {
+        let mut name = None;
+        let (status, stderr) = exits_under_a_taken_name(|pid| {
+            let n = PageName::of(pid);
+            if script.is_empty() {
+                fs::write(&n.0, b"left by an earlier program").unwrap();
+            } else {
+                as_nobody(&script.replace('F', n.as_str()));
+            }
+            name = Some(n);
+        });
+        let name = name.unwrap();
+        let ctx = format!("{what}: {status}\n{stderr}");
+        assert!(status.success(), "{ctx}");
+        let stats = stat_lines(&stderr, "rsuring: pid=");
+        assert_eq!(stats.len(), 2, "the exit report: {ctx}");
+        let notes: Vec<&str> = stderr
+            .lines()
+            .filter(|l| !l.starts_with("rsuring: pid="))
+            .collect();
+        if script.is_empty() {
+            assert!(notes.is_empty(), "{ctx}");
+            assert!(
+                !name.0.exists(),
+                "the page replaced it and went at exit: {ctx}"
+            );
+            continue;
+        }
+        assert_eq!(notes.len(), 1, "one note: {ctx}");
+        assert!(
+            notes[0].starts_with("rsuring: ")
+                && notes[0].contains(name.as_str())
+                && notes[0].contains("stay private"),
+            "{ctx}"
+        );
+        assert!(fs::symlink_metadata(&name.0).is_ok(), "left alone: {ctx}");
+        assert_eq!(fs::read(&target).unwrap(), b"root's data\n", "{ctx}");
+    }
+}
+
+/// The stale sweep (a process publishing its page removes pages of dead
+/// processes) removes only a page of a dead process of its own user: not
+/// another user's page, a file of the wrong size, a page naming another
+/// pid, a symbolic link, a FIFO (without hanging), a page of a live process.
+#[test]
+fn the_stale_sweep_removes_only_dead_pages_of_its_own_user() {
+    if !hostile_setup("the_stale_sweep_removes_only_dead_pages_of_its_own_user") {
+        return;
+    }
+    let dead: Vec<u32> = (0..6)
+        .map(|_| {
+            let mut c = std::process::Command::new("true").spawn().unwrap();
+            c.wait().unwrap();
+            c.id()
+        })
+        .collect();
+    let alive = Sleeper::start(None);
+    let dir = tempdir();
+    let names: Vec<PageName> = dead.iter().map(|&p| PageName::of(p)).collect();
+    let alive_name = PageName::of(alive.pid());
+    let own = |pid: u32| page::blank_page(pid);
+    let nobody_page = stage(&dir, "nobody-page", &own(dead[1]));
+    let linked = stage(&dir, "linked", &own(dead[4]));
+    fs::write(&names[0].0, own(dead[0])).unwrap();
+    as_nobody(&format!("cp {nobody_page} {}", names[1].as_str()));
+    fs::write(&names[2].0, b"short").unwrap();
+    fs::write(&names[3].0, own(dead[3] ^ 1)).unwrap();
+    std::os::unix::fs::symlink(&linked, &names[4].0).unwrap();
+    let fifo = std::ffi::CString::new(names[5].as_str()).unwrap();
+    // SAFETY: a valid path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    fs::write(&alive_name.0, own(alive.pid())).unwrap();
+
+    let r = launch(build("exits"), &["nop-exit"])
+        .var("RSURING_STATS", "1")
+        .timeout(Duration::from_secs(30))
+        .run();
+    if !r.expect_pass() {
+        return;
+    }
+    assert!(
+        !names[0].0.exists(),
+        "a dead page of root's stays:\n{}",
+        r.describe()
+    );
+    for (n, what) in names[1..].iter().zip([
+        "another user's page",
+        "a file of the wrong size",
+        "a page naming another pid",
+        "a symbolic link",
+        "a FIFO",
+    ]) {
+        assert!(fs::symlink_metadata(&n.0).is_ok(), "{what} was removed");
+    }
+    assert!(Path::new(&linked).exists(), "the link's target was removed");
+    assert!(alive_name.0.exists(), "a live process's page was removed");
+}
+
+/// A seeded libFuzzer run of fuzz/page.rs, the page parser (20 s of
+/// fuzzing; the instrumented library is shared with the reliability
+/// suite's fuzz run).
+#[test]
+fn the_page_parser_survives_fuzzing() {
+    let r = launch(
+        "bash",
+        &[
+            "fuzz/run.sh",
+            "--target",
+            "page",
+            "-seed=1",
+            "-max_total_time=20",
+            "-timeout=10",
+        ],
+    )
+    .cwd(&common::repo())
+    .var("RSURING_FUZZ_FRESH", "1")
+    .timeout(Duration::from_secs(420))
+    .run();
+    if r.skipped() {
+        skip("the_page_parser_survives_fuzzing", r.stderr.trim());
+        return;
+    }
+    println!(
+        "page fuzz: {:.1}s (build included)",
+        r.elapsed.as_secs_f64()
+    );
+    for s in r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("stat::") || l.starts_with("Done "))
+    {
+        println!("    {s}");
+    }
+    assert!(r.ok(), "fuzz run failed: {}", r.describe());
 }

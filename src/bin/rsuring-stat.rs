@@ -92,10 +92,11 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// One stderr line when the page is not shown as it is.
 fn note_page(s: &Snapshot) {
-    let why = match s.page {
+    let why = match &s.page {
         Page::Live { overflowed: 0 } => return,
-        Page::Live { overflowed } => {
+        &Page::Live { overflowed } => {
             format!(
                 "{overflowed} rings of process {} found no statistics slot",
                 s.pid
@@ -110,8 +111,19 @@ fn note_page(s: &Snapshot) {
             "the statistics page of process {} has a layout this rsuring-stat does not know",
             s.pid
         ),
+        Page::Rejected(reason) => rejected(s.pid, reason) + "; showing what the kernel reports",
+        Page::Unreadable => format!(
+            "this user may not read {} (run as its owner or root); \
+             showing what the kernel reports",
+            live::page_path(s.pid)
+        ),
     };
     eprintln!("rsuring-stat: {why}");
+}
+
+/// Why the file under the page's name of `pid` is not read.
+fn rejected(pid: u32, reason: &str) -> String {
+    format!("ignoring {}: {reason}", live::page_path(pid))
 }
 
 /// Without a pid: the processes that publish statistics.
@@ -124,8 +136,21 @@ fn list_processes() {
         let Some(s) = live::snapshot(pid) else {
             continue;
         };
-        if !matches!(s.page, Page::Live { .. }) {
-            continue;
+        match &s.page {
+            Page::Live { .. } => {}
+            Page::Rejected(reason) => {
+                eprintln!("rsuring-stat: {}", rejected(pid, reason));
+                continue;
+            }
+            Page::Foreign => {
+                eprintln!(
+                    "rsuring-stat: ignoring {}: a layout this rsuring-stat does not know",
+                    live::page_path(pid)
+                );
+                continue;
+            }
+            // Other users' processes are not this user's to list.
+            Page::Missing | Page::Stale | Page::Unreadable => continue,
         }
         println!(
             "{:>8}  {:<16} {:>5} {:>7}",
@@ -243,6 +268,9 @@ fn watch(mut before: Snapshot, args: &Args) {
             println!("rsuring-stat: process {} exited", before.pid);
             return;
         };
+        if now.page != before.page {
+            note_page(&now);
+        }
         let secs = now.taken.duration_since(before.taken).as_secs_f64();
         render(&before, &now, secs);
         before = now;

@@ -7,11 +7,14 @@
 use core::sync::atomic::Ordering;
 use std::collections::BTreeMap;
 use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Instant;
 
 use super::procfs::{self, FdInfo, TaskStat};
-use super::region::shm_path;
-use super::slot::{Counters, Region, RingInfo, CAPACITY, MAGIC, REGION_LEN, VERSION};
+use super::region::{pid_of_name, shm_path};
+use super::slot::{
+    Counters, Header, Region, RingExt, RingInfo, CAPACITY, MAGIC, REGION_LEN, VERSION,
+};
 
 /// Whether the process publishes statistics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +28,13 @@ pub enum Page {
     Stale,
     /// A page of a layout this tool does not know.
     Foreign,
+    /// Something under the page's name that is not read, and why (a
+    /// symbolic link, not a regular file, another user's file, the wrong
+    /// size, ...). /dev/shm is writable by every user: what is there may
+    /// have been put there to crash, hang or fool a reader running as root.
+    Rejected(String),
+    /// A page this user may not read (another user's process, 0600).
+    Unreadable,
 }
 
 /// One ring of the process.
@@ -64,6 +74,11 @@ pub struct Snapshot {
     pub pollers: Vec<Poller>,
 }
 
+/// The file `rsuring-stat` reads for process `pid`.
+pub fn page_path(pid: u32) -> String {
+    shm_path(pid)
+}
+
 /// Whether process `pid` exists (and is visible).
 pub fn process_exists(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
@@ -75,106 +90,279 @@ pub fn published_pids() -> Vec<u32> {
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| {
-            e.file_name()
-                .to_str()?
-                .strip_prefix(super::region::SHM_PREFIX)?
-                .parse()
-                .ok()
-        })
+        .filter_map(|e| pid_of_name(e.file_name().to_str()?))
         .collect();
     pids.sort_unstable();
     pids
 }
 
-/// Whether `pid` maps its statistics page (it is current, not a leftover).
-fn maps_page(pid: u32) -> bool {
+/// Whether `pid` maps the file `(dev, ino)` under its page's name (the
+/// file is its current page, not a leftover of an earlier program).
+fn maps_page(pid: u32, dev: u64, ino: u64) -> bool {
     let path = shm_path(pid);
-    std::fs::read_to_string(format!("/proc/{pid}/maps"))
-        .map(|m| m.lines().any(|l| l.ends_with(&path)))
-        .unwrap_or(false)
+    let want_dev = format!("{:02x}:{:02x}", libc::major(dev), libc::minor(dev));
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else {
+        return false;
+    };
+    maps.lines().any(|l| {
+        let mut f = l.split_whitespace();
+        let (dev_f, ino_f, path_f) = (f.nth(3), f.next(), f.next());
+        let rest = f.next();
+        path_f == Some(path.as_str())
+            && rest.is_none()
+            && dev_f == Some(want_dev.as_str())
+            && ino_f.and_then(|i| i.parse::<u64>().ok()) == Some(ino)
+    })
 }
 
 /// A live slot as read from the page.
-struct Slot {
-    index: usize,
-    gen: u32,
-    info: RingInfo,
-    counters: Counters,
+#[derive(Debug, Clone)]
+pub struct PageSlot {
+    pub index: usize,
+    pub gen: u32,
+    pub info: RingInfo,
+    pub counters: Counters,
     /// The CQ head the library last observed (low 32 bits).
-    cq_seen: u32,
+    pub cq_seen: u32,
 }
+
+/// The page's layout, for tools and tests that build pages: the header's
+/// length, a slot's length, the slots' offset, the number of slots and the
+/// file's length.
+pub const HEADER_LEN: usize = core::mem::size_of::<Header>();
+pub const SLOT_LEN: usize = core::mem::size_of::<RingExt>();
+pub const SLOTS_AT: usize = core::mem::offset_of!(Region, slots);
+pub const SLOTS: usize = CAPACITY;
+pub const PAGE_LEN: usize = REGION_LEN;
+/// Where the header keeps the pid, the slot count and the overflow count.
+pub const PID_AT: usize = core::mem::offset_of!(Header, pid);
+pub const SLOTS_USED_AT: usize = core::mem::offset_of!(Header, slots_used);
+pub const OVERFLOWED_AT: usize = core::mem::offset_of!(Header, overflowed);
+
+/// The bytes of an empty page of process `pid` in this layout (a header,
+/// no ring), for tests and fuzz seeds that build pages.
+pub fn blank_page(pid: u32) -> Vec<u8> {
+    let mut page = vec![0u8; REGION_LEN];
+    let mut put = |at: usize, v: u32| page[at..at + 4].copy_from_slice(&v.to_ne_bytes());
+    put(core::mem::offset_of!(Header, version), VERSION);
+    put(core::mem::offset_of!(Header, slot_size), SLOT_LEN as u32);
+    put(core::mem::offset_of!(Header, capacity), CAPACITY as u32);
+    put(PID_AT, pid);
+    page[..MAGIC.len()].copy_from_slice(&MAGIC);
+    page
+}
+
+/// How the reader opens a page: never through a symbolic link, never
+/// blocking (a FIFO under the name), never leaked into a child.
+pub const OPEN_FLAGS: libc::c_int =
+    libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
 
 /// The ring slots in the page of `pid`.
-fn read_page(pid: u32) -> (Page, Vec<Slot>) {
-    let Ok(path) = CString::new(shm_path(pid)) else {
-        return (Page::Missing, Vec::new());
-    };
-    // SAFETY: a valid path; the result is checked.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return (Page::Missing, Vec::new());
-    }
-    // SAFETY: a read-only shared mapping of the whole page; the file is
-    // never shorter (the library sizes it before publishing it).
-    let map = unsafe {
-        libc::mmap(
-            core::ptr::null_mut(),
-            REGION_LEN,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
-    // SAFETY: our fd; the mapping keeps the file.
-    unsafe { libc::close(fd) };
-    if map == libc::MAP_FAILED {
-        return (Page::Foreign, Vec::new());
-    }
-    // SAFETY: REGION_LEN readable bytes laid out as a Region; every field
-    // another process writes is an atomic, read here with plain atomic loads.
-    let region = unsafe { &*(map as *const Region) };
-    let result = read_region(pid, region);
-    // SAFETY: the mapping made above, no longer used.
-    unsafe { libc::munmap(map, REGION_LEN) };
-    result
+fn read_page(pid: u32) -> (Page, Vec<PageSlot>) {
+    read_page_checked(pid).unwrap_or_else(|page| (page, Vec::new()))
 }
 
-fn read_region(pid: u32, region: &Region) -> (Page, Vec<Slot>) {
-    let h = &region.header;
+/// Opens the page of `pid` and checks what it is before reading a byte:
+/// a regular file owned by the process's user (or root), exactly as long
+/// as the layout, mapped by the process. Then reads it with `pread` into
+/// private memory (nothing is mapped: a file truncated meanwhile gives a
+/// short read, never SIGBUS) and parses the copy.
+fn read_page_checked(pid: u32) -> Result<(Page, Vec<PageSlot>), Page> {
+    let path = shm_path(pid);
+    let Ok(cpath) = CString::new(path.as_str()) else {
+        return Err(Page::Missing);
+    };
+    // SAFETY: a valid path; the result is checked.
+    let raw = unsafe { libc::open(cpath.as_ptr(), OPEN_FLAGS) };
+    if raw < 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(match err.raw_os_error() {
+            Some(libc::ENOENT) => Page::Missing,
+            Some(libc::ELOOP) => Page::Rejected("a symbolic link".into()),
+            Some(libc::EACCES) => Page::Unreadable,
+            _ => Page::Rejected(format!("cannot open it: {err}")),
+        });
+    }
+    // SAFETY: a descriptor just opened and owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: an all-zero stat is a valid value; fstat fills it in.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: a valid descriptor and a stat buffer of ours.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        let err = std::io::Error::last_os_error();
+        return Err(Page::Rejected(format!("cannot stat it: {err}")));
+    }
+    check_file(pid, &st)?;
+    if !maps_page(pid, st.st_dev, st.st_ino) {
+        return Err(Page::Stale);
+    }
+    let header = pread_exact(&fd, HEADER_LEN, 0)?;
+    let used = header_slots(pid, &header)?;
+    // A ring may take or leave a slot while we read: the generations of a
+    // first copy, the fields of a second, the generations of a third; a
+    // slot counts when both generations are the same odd number.
+    let len = used * SLOT_LEN;
+    let copies = [
+        pread_exact(&fd, len, SLOTS_AT)?,
+        pread_exact(&fd, len, SLOTS_AT)?,
+        pread_exact(&fd, len, SLOTS_AT)?,
+    ];
+    Ok(parse_page(
+        pid,
+        &header,
+        [&copies[0], &copies[1], &copies[2]],
+    ))
+}
+
+/// What the metadata of the file under the page's name must say.
+fn check_file(pid: u32, st: &libc::stat) -> Result<(), Page> {
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind != libc::S_IFREG {
+        let what = match kind {
+            libc::S_IFIFO => "a FIFO",
+            libc::S_IFSOCK => "a socket",
+            libc::S_IFCHR => "a character device",
+            libc::S_IFBLK => "a block device",
+            libc::S_IFDIR => "a directory",
+            _ => "not a regular file",
+        };
+        return Err(Page::Rejected(what.into()));
+    }
+    let Some((euid, fsuid)) = procfs::file_uids(pid) else {
+        // The process is gone (or hidden): nothing to show as its page.
+        return Err(Page::Stale);
+    };
+    if st.st_uid != 0 && st.st_uid != euid && st.st_uid != fsuid {
+        return Err(Page::Rejected(format!(
+            "owned by uid {}, but process {pid} runs as uid {euid}",
+            st.st_uid
+        )));
+    }
+    if st.st_size != REGION_LEN as libc::off_t {
+        return Err(Page::Rejected(format!(
+            "{} bytes long, not the {REGION_LEN} of a statistics page",
+            st.st_size
+        )));
+    }
+    Ok(())
+}
+
+/// `len` bytes at `offset`; a short read (the file shrank) rejects it.
+fn pread_exact(fd: &OwnedFd, len: usize, offset: usize) -> Result<Vec<u8>, Page> {
+    let mut buf = vec![0u8; len];
+    let mut done = 0;
+    while done < len {
+        // SAFETY: writes at most `len - done` bytes into our buffer.
+        let n = unsafe {
+            libc::pread(
+                fd.as_raw_fd(),
+                buf[done..].as_mut_ptr().cast(),
+                len - done,
+                (offset + done) as libc::off_t,
+            )
+        };
+        match n {
+            n if n > 0 => done += n as usize,
+            0 => return Err(Page::Rejected("truncated while being read".into())),
+            _ => {
+                let err = std::io::Error::last_os_error();
+                if err.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(Page::Rejected(format!("cannot read it: {err}")));
+                }
+            }
+        }
+    }
+    Ok(buf)
+}
+
+/// A plain-data value copied from `bytes` (exactly its size), or None.
+///
+/// # Safety
+/// Every byte pattern of `size_of::<T>()` bytes must be a valid `T`.
+unsafe fn copy_plain<T>(bytes: &[u8]) -> Option<T> {
+    if bytes.len() != core::mem::size_of::<T>() {
+        return None;
+    }
+    let mut value = core::mem::MaybeUninit::<T>::zeroed();
+    // SAFETY: `bytes` has exactly size_of::<T>() bytes; the destination is
+    // our own value, which the caller promises any bytes make valid.
+    unsafe {
+        core::ptr::copy_nonoverlapping(bytes.as_ptr(), value.as_mut_ptr().cast(), bytes.len());
+        Some(value.assume_init())
+    }
+}
+
+/// The header's checks: the number of slots to read, bounded by the
+/// layout's capacity.
+fn header_slots(pid: u32, header: &[u8]) -> Result<usize, Page> {
+    let bytes = header.get(..HEADER_LEN).ok_or(Page::Foreign)?;
+    // SAFETY: Header is bytes, u32s and atomic u32s: any bytes are valid.
+    let h = unsafe { copy_plain::<Header>(bytes) }.ok_or(Page::Foreign)?;
     if h.magic != MAGIC
         || h.version != VERSION
-        || h.slot_size as usize != core::mem::size_of::<super::slot::RingExt>()
+        || h.slot_size as usize != SLOT_LEN
         || h.capacity as usize != CAPACITY
     {
-        return (Page::Foreign, Vec::new());
+        return Err(Page::Foreign);
     }
-    if h.pid.load(Ordering::Relaxed) != pid || !maps_page(pid) {
-        return (Page::Stale, Vec::new());
+    if h.pid.load(Ordering::Relaxed) != pid {
+        return Err(Page::Stale);
     }
-    let used = (h.slots_used.load(Ordering::Acquire) as usize).min(CAPACITY);
+    Ok((h.slots_used.load(Ordering::Relaxed) as usize).min(CAPACITY))
+}
+
+/// Parses a page from bytes read out of it: its header, and three copies
+/// of its slots (see [`read_page_checked`]). Nothing in the bytes is
+/// trusted: the slot count is bounded by the capacity and by what was
+/// read, every slot is taken only whole. (Public for the fuzz target.)
+pub fn parse_page(pid: u32, header: &[u8], copies: [&[u8]; 3]) -> (Page, Vec<PageSlot>) {
+    let used = match header_slots(pid, header) {
+        Ok(used) => used,
+        Err(page) => return (page, Vec::new()),
+    };
+    let slot = |copy: &[u8], i: usize| -> Option<RingExt> {
+        let bytes = copy.get(i * SLOT_LEN..(i + 1) * SLOT_LEN)?;
+        // SAFETY: RingExt is integer atomics and padding: any bytes are
+        // valid. (A field of another kind would make this unsound: keep
+        // the slot plain integers.)
+        unsafe { copy_plain::<RingExt>(bytes) }
+    };
     let mut slots = Vec::new();
-    for (i, slot) in region.slots[..used].iter().enumerate() {
-        // A ring may take or leave the slot while we read: keep what was
-        // read between two equal, odd generations.
-        let gen = slot.id.generation.load(Ordering::Acquire);
-        if gen % 2 == 0 {
+    for i in 0..used {
+        let (Some(first), Some(fields), Some(last)) =
+            (slot(copies[0], i), slot(copies[1], i), slot(copies[2], i))
+        else {
+            break;
+        };
+        let gen = first.id.generation.load(Ordering::Relaxed);
+        if gen % 2 == 0 || last.id.generation.load(Ordering::Relaxed) != gen {
             continue;
         }
-        let (info, counters) = (slot.info(), slot.counters());
-        let seen = slot.reap.cq_seen.load(Ordering::Relaxed) as u32;
-        if slot.id.generation.load(Ordering::Acquire) == gen {
-            slots.push(Slot {
-                index: i,
-                gen,
-                info,
-                counters,
-                cq_seen: seen,
-            });
+        let counters = fields.counters();
+        // The one sum taken of the counters (`Counters::enters`): a page
+        // whose parts overflow it was not written by counting.
+        let enters = [
+            counters.enters_wait,
+            counters.enters_sqwait,
+            counters.wakeups,
+        ]
+        .iter()
+        .try_fold(counters.enters_submit, |sum, &n| sum.checked_add(n));
+        if enters.is_none() {
+            let why = format!("slot {i} counts more than 2^64 io_uring_enter calls");
+            return (Page::Rejected(why), Vec::new());
         }
+        slots.push(PageSlot {
+            index: i,
+            gen,
+            info: fields.info(),
+            counters,
+            cq_seen: fields.reap.cq_seen.load(Ordering::Relaxed) as u32,
+        });
     }
-    let overflowed = h.overflowed.load(Ordering::Relaxed);
+    // SAFETY: as in header_slots (checked there to be whole).
+    let h = unsafe { copy_plain::<Header>(&header[..HEADER_LEN]) };
+    let overflowed = h.map_or(0, |h| h.overflowed.load(Ordering::Relaxed));
     (Page::Live { overflowed }, slots)
 }
 
@@ -194,7 +382,7 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         }
     }
     let mut rings = Vec::new();
-    for Slot {
+    for PageSlot {
         index,
         gen,
         info,
@@ -210,7 +398,7 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         if let Some(k) = kernel {
             let unseen = k.cq_head.wrapping_sub(cq_seen);
             if unseen <= info.cq_entries {
-                counters.cqes += unseen as u64;
+                counters.cqes = counters.cqes.saturating_add(unseen as u64);
             }
         }
         rings.push(Ring {
@@ -349,4 +537,95 @@ pub fn poller_usage(
         _ => None,
     };
     (cpu, work)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A page of pid 7 with `used` slots in use, slot `i` with generation
+    /// `gens[i]` and ring fd 100 + i.
+    fn page(used: u32, gens: &[u32]) -> Vec<u8> {
+        let mut b = blank_page(7);
+        b[SLOTS_USED_AT..SLOTS_USED_AT + 4].copy_from_slice(&used.to_ne_bytes());
+        for (i, gen) in gens.iter().enumerate() {
+            let at = SLOTS_AT + i * SLOT_LEN;
+            b[at..at + 4].copy_from_slice(&gen.to_ne_bytes());
+            b[at + 4..at + 8].copy_from_slice(&(100 + i as i32).to_ne_bytes());
+        }
+        b
+    }
+
+    fn parse(b: &[u8], pid: u32) -> (Page, Vec<PageSlot>) {
+        let slots = &b[SLOTS_AT..];
+        parse_page(pid, &b[..HEADER_LEN], [slots, slots, slots])
+    }
+
+    #[test]
+    fn live_slots_are_the_odd_generations_below_slots_used() {
+        let b = page(3, &[1, 2, 5, 7]);
+        let (p, slots) = parse(&b, 7);
+        assert_eq!(p, Page::Live { overflowed: 0 });
+        let fds: Vec<i32> = slots.iter().map(|s| s.info.ring_fd).collect();
+        assert_eq!(fds, [100, 102], "slot 3 is past slots_used");
+        assert_eq!((slots[1].index, slots[1].gen), (2, 5));
+    }
+
+    #[test]
+    fn a_slot_that_changed_between_copies_is_skipped() {
+        let (a, b) = (page(2, &[1, 3]), page(2, &[1, 5]));
+        let (p, slots) = parse_page(
+            7,
+            &a[..HEADER_LEN],
+            [&a[SLOTS_AT..], &a[SLOTS_AT..], &b[SLOTS_AT..]],
+        );
+        assert_eq!(p, Page::Live { overflowed: 0 });
+        assert_eq!(slots.len(), 1);
+        assert_eq!(slots[0].index, 0);
+    }
+
+    #[test]
+    fn counts_from_the_page_are_bounded() {
+        let b = page(u32::MAX, &vec![1; CAPACITY]);
+        assert_eq!(parse(&b, 7).1.len(), CAPACITY);
+        // Copies shorter than slots_used says: only whole slots, no panic.
+        let short = &b[SLOTS_AT..SLOTS_AT + 2 * SLOT_LEN + 5];
+        let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, short, short]);
+        assert_eq!(slots.len(), 2);
+        let (_, slots) = parse_page(7, &b[..HEADER_LEN], [short, &[], short]);
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn counters_that_cannot_add_up_reject_the_page() {
+        use crate::stats::slot::SubmitSide;
+        let mut b = page(1, &[1]);
+        let submit = SLOTS_AT + core::mem::offset_of!(RingExt, submit);
+        for (field, v) in [
+            (core::mem::offset_of!(SubmitSide, enters_submit), u64::MAX),
+            (core::mem::offset_of!(SubmitSide, wakeups), 1),
+        ] {
+            b[submit + field..submit + field + 8].copy_from_slice(&v.to_ne_bytes());
+        }
+        let (p, slots) = parse(&b, 7);
+        assert!(
+            matches!(&p, Page::Rejected(why) if why.contains("2^64")),
+            "{p:?}"
+        );
+        assert!(slots.is_empty());
+    }
+
+    #[test]
+    fn headers_of_other_layouts_pids_and_lengths() {
+        let b = page(1, &[1]);
+        assert_eq!(parse(&b, 8).0, Page::Stale);
+        for (at, value) in [(0, 0u32), (8, VERSION + 1), (12, 1), (16, 1)] {
+            let mut bad = b.clone();
+            bad[at..at + 4].copy_from_slice(&value.to_ne_bytes());
+            assert_eq!(parse(&bad, 7).0, Page::Foreign, "byte {at}");
+        }
+        for len in [0, 1, HEADER_LEN - 1] {
+            assert_eq!(parse_page(7, &b[..len], [&[], &[], &[]]).0, Page::Foreign);
+        }
+    }
 }

@@ -159,6 +159,26 @@ pub fn task_stat(pid: u32, tid: i32) -> Option<TaskStat> {
     })
 }
 
+/// The uids that own the files a process creates: (effective, filesystem),
+/// from the `Uid:` line of `/proc/PID/status` (real, effective, saved, fs).
+pub fn parse_file_uids(status: &str) -> Option<(u32, u32)> {
+    let line = status.lines().find_map(|l| l.strip_prefix("Uid:"))?;
+    let ids: Vec<u32> = line
+        .split_whitespace()
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .ok()?;
+    match ids[..] {
+        [_, effective, _, fs] => Some((effective, fs)),
+        _ => None,
+    }
+}
+
+/// [`parse_file_uids`] of process `pid`; None when it is gone.
+pub fn file_uids(pid: u32) -> Option<(u32, u32)> {
+    parse_file_uids(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
 /// Clock ticks per second of /proc times.
 pub fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.
@@ -202,6 +222,15 @@ mod tests {
         let f = parse_fdinfo(&plain).unwrap();
         assert_eq!((f.sq_thread, f.sq_thread_cpu), (None, None));
         assert_eq!(parse_fdinfo("pos:\t0\nflags:\t02\nmnt_id:\t1\n"), None);
+    }
+
+    #[test]
+    fn uids_of_a_status_file() {
+        let status = "Name:\tx\nUmask:\t0022\nUid:\t1000\t0\t0\t65534\nGid:\t1\t1\t1\t1\n";
+        assert_eq!(parse_file_uids(status), Some((0, 65534)));
+        assert_eq!(parse_file_uids("Uid:\t1\t2\n"), None);
+        assert_eq!(parse_file_uids("Uid:\t1\tx\t3\t4\n"), None);
+        assert_eq!(parse_file_uids("Name:\tx\n"), None);
     }
 
     #[test]

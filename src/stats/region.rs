@@ -24,7 +24,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use std::ffi::CString;
 use std::sync::Once;
 
-use super::slot::{Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN, VERSION};
+use super::slot::{
+    Header, Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN, VERSION,
+};
 
 /// Where the statistics files of processes are.
 pub const SHM_DIR: &str = "/dev/shm";
@@ -36,6 +38,15 @@ pub const SHM_PREFIX: &str = "rs-ringstats.";
 /// The statistics file of process `pid`.
 pub fn shm_path(pid: u32) -> String {
     format!("{SHM_DIR}/{SHM_PREFIX}{pid}")
+}
+
+/// The pid a statistics file name stands for: the prefix and a pid in
+/// canonical decimal (no sign, no leading zero), so that the name is
+/// exactly `shm_path(pid)`.
+pub fn pid_of_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(SHM_PREFIX)?;
+    let pid: u32 = digits.parse().ok()?;
+    (pid != 0 && pid.to_string() == digits).then_some(pid)
 }
 
 /// What the process knows about one slot.
@@ -382,6 +393,13 @@ fn map_region() -> Option<*mut Region> {
 
 /// Moves the region into `/dev/shm/rs-ringstats.<pid>` (same address,
 /// same contents). False, and the region unchanged, when that fails.
+///
+/// The file is created `O_EXCL | O_NOFOLLOW`, mode 0600: never through a
+/// symbolic link, never a file someone else made. /dev/shm is writable by
+/// every user, so another user may have taken the name first; then the
+/// statistics stay private memory (the exit report is unaffected, only
+/// `rsuring-stat` cannot see them) and, with `RSURING_STATS` set, one line
+/// says so.
 fn publish(region: *mut Region) -> bool {
     remove_stale_files();
     let pid = std::process::id();
@@ -393,12 +411,19 @@ fn publish(region: *mut Region) -> bool {
     for _ in 0..2 {
         // SAFETY: a valid path; the result is checked.
         fd = unsafe { libc::open(path.as_ptr(), flags, 0o600) };
-        if fd >= 0 {
+        if fd >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
             break;
         }
-        // Left by an earlier program of this pid (exec, or a crash).
-        // SAFETY: a valid path.
-        unsafe { libc::unlink(path.as_ptr()) };
+        match taken_by(&path) {
+            // Left by an earlier program of this pid and user (exec, or a
+            // crash): ours to replace.
+            // SAFETY: a valid path.
+            None => unsafe { libc::unlink(path.as_ptr()) },
+            Some(why) => {
+                note_taken(&why);
+                return false;
+            }
+        };
     }
     if fd < 0 {
         return false;
@@ -426,8 +451,51 @@ fn publish(region: *mut Region) -> bool {
     ok
 }
 
+/// Why the existing file at `path` is not ours to replace, or None when it
+/// is a regular file of this user (a statistics page or not: the name is
+/// this pid's, and nobody else can have put it there).
+fn taken_by(path: &CString) -> Option<String> {
+    // SAFETY: an all-zero stat is a valid value; lstat fills it in.
+    let mut st: libc::stat = unsafe { core::mem::zeroed() };
+    // SAFETY: a valid path and a stat buffer of ours; never follows a link.
+    if unsafe { libc::lstat(path.as_ptr(), &mut st) } != 0 {
+        return Some(format!(
+            "cannot stat it: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Some("it is not a regular file".into());
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    (st.st_uid != me).then(|| format!("uid {} owns it", st.st_uid))
+}
+
+/// Says once per process, when `RSURING_STATS` asked for statistics, that
+/// the page could not be published.
+fn note_taken(why: &str) {
+    static NOTED: AtomicBool = AtomicBool::new(false);
+    // RSURING_STATS on, as `super::mode` reads it (not called from here:
+    // this module sits below it).
+    let asked = crate::env::get(crate::env::STATS)
+        .is_some_and(|v| v.starts_with("json:") || crate::env::parse_bool(&v) == Some(true));
+    if asked && !NOTED.swap(true, Ordering::Relaxed) {
+        crate::env::warn(&format!(
+            "{} already exists ({why}): this process's statistics stay private \
+             (rsuring-stat cannot show them; the exit report is unaffected)",
+            shm_path(std::process::id())
+        ));
+    }
+}
+
 /// Removes statistics files of processes that no longer exist (killed
 /// programs cannot remove their own). Once per process.
+///
+/// Only what is certainly such a file goes: a regular file (never followed
+/// through a link), owned by this process's effective user (as root too:
+/// another user's file is never touched), exactly a page long, starting with
+/// a page header of the pid its name says, and that pid gone.
 fn remove_stale_files() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
@@ -436,22 +504,62 @@ fn remove_stale_files() {
         };
         for entry in dir.flatten() {
             let name = entry.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix(SHM_PREFIX))
-                .and_then(|p| p.parse::<libc::pid_t>().ok())
-            else {
+            let Some(pid) = name.to_str().and_then(pid_of_name) else {
                 continue;
             };
-            // SAFETY: signal 0 only checks that the process exists.
-            let gone = pid > 0
-                && unsafe { libc::kill(pid, 0) } != 0
-                && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-            if gone {
-                let _ = std::fs::remove_file(entry.path());
+            let Ok(path) = CString::new(shm_path(pid)) else {
+                continue;
+            };
+            if is_own_page_of(&path, pid) && process_gone(pid) {
+                // SAFETY: a valid path.
+                unsafe { libc::unlink(path.as_ptr()) };
             }
         }
     });
+}
+
+/// Whether process `pid` no longer exists.
+fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let ret = unsafe { libc::kill(pid, 0) };
+    ret != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+/// Whether `path` is a statistics page of process `pid` that this user
+/// made (see [`remove_stale_files`]).
+fn is_own_page_of(path: &CString, pid: u32) -> bool {
+    let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC;
+    // SAFETY: a valid path; the result is checked.
+    let fd = unsafe { libc::open(path.as_ptr(), flags) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: all-zero stat and header bytes are valid values.
+    let (mut st, mut header): (libc::stat, [u8; 64]) = (unsafe { core::mem::zeroed() }, [0; 64]);
+    // SAFETY: our descriptor, our buffers (the read is at most 64 bytes).
+    let ok = unsafe {
+        libc::fstat(fd, &mut st) == 0
+            && st.st_mode & libc::S_IFMT == libc::S_IFREG
+            && st.st_uid == libc::geteuid()
+            && st.st_size == REGION_LEN as libc::off_t
+            && libc::pread(fd, header.as_mut_ptr().cast(), 64, 0) == 64
+    };
+    // SAFETY: the descriptor opened above.
+    unsafe { libc::close(fd) };
+    let at = |off: usize| {
+        u32::from_ne_bytes([
+            header[off],
+            header[off + 1],
+            header[off + 2],
+            header[off + 3],
+        ])
+    };
+    ok && header[..8] == MAGIC
+        && at(core::mem::offset_of!(Header, version)) == VERSION
+        && at(core::mem::offset_of!(Header, pid)) == pid
 }
 
 /// Reads a ring's CQ head at process exit without trusting that the
@@ -470,4 +578,26 @@ pub fn read_head_safely(khead: *const u32) -> Option<u32> {
     // kernel checks the source address and fails instead of faulting.
     let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
     (n == 4).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_names_carry_a_canonical_pid() {
+        assert_eq!(pid_of_name("rs-ringstats.4242"), Some(4242));
+        for name in [
+            "rs-ringstats.",
+            "rs-ringstats.0",
+            "rs-ringstats.+5",
+            "rs-ringstats.05",
+            "rs-ringstats.-5",
+            "rs-ringstats.5x",
+            "rs-ringstats.99999999999",
+            "xrs-ringstats.5",
+        ] {
+            assert_eq!(pid_of_name(name), None, "{name}");
+        }
+    }
 }
