@@ -14,11 +14,13 @@
 #   fio_engine/build/rsuring-engine.so    the engine (rpath $ORIGIN/lib:$ORIGIN/..)
 #   fio_engine/build/lib/liburing.so.2 -> target/release/librsuring.so
 #   fio_engine/build/fio-version          the fio the engine is built for
+#                                         (`make install` picks the engine by it)
 #
 # FIO_SRC=DIR: DIR must be a configured fio tree (./configure has run:
 # config-host.h exists); it is not reconfigured. The engine goes to
-# fio_engine/build/<fio version>/ (OUT=DIR to choose), with the same files;
-# `fio` there is a link to DIR/fio when that has been built.
+# fio_engine/build/<fio version>/ (BUILD_DIR=DIR to choose), with the same files;
+# `fio` there is a link to DIR/fio when that has been built, and fio-src
+# names DIR (for `make install`, which brings the engine up to date).
 #
 # Needs: gcc, make, cargo. Re-running is cheap: every step is skipped when
 # its output is up to date.
@@ -97,9 +99,9 @@ IOOPS=$(sed -n 's/^#define FIO_IOOPS_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$FIO
 	die "$FIO_VERSION (FIO_IOOPS_VERSION ${IOOPS:-?}) is older than fio 3.33, the oldest this engine supports"
 
 if [ $OWN_TREE = 1 ]; then
-	OUT=${OUT:-$HERE/build}
+	OUT=${BUILD_DIR:-$HERE/build}
 else
-	OUT=${OUT:-$HERE/build/$FIO_VERSION}
+	OUT=${BUILD_DIR:-$HERE/build/$FIO_VERSION}
 fi
 mkdir -p "$OUT/lib"
 if [ $OWN_TREE = 1 ]; then
@@ -142,6 +144,11 @@ if [ $stale = 1 ]; then
 		-Wl,-rpath,"$ENGINE_RPATH" -Wl,--disable-new-dtags)
 	mv -f "$SO.tmp" "$SO"
 	echo "$FIO_VERSION" >"$OUT/fio-version"
+fi
+if [ $OWN_TREE = 0 ]; then
+	echo "$FIO_SRC" >"$OUT/fio-src"
+else
+	rm -f "$OUT/fio-src"
 fi
 
 # 7. The engine must resolve liburing.so.2 to ours, with no LD_LIBRARY_PATH.

@@ -481,7 +481,7 @@ run_fail "bad value: write_mode=bogus stops the job" "write_mode" "${BADBASE[@]}
 # ---- an engine built for another fio --------------------------------------
 # The same sources compiled as if for another fio version: fio must refuse
 # the engine at load, with the engine's message naming both versions.
-if OUT=$WORK/other-fio RSURING_SKIP_CARGO=1 \
+if BUILD_DIR=$WORK/other-fio RSURING_SKIP_CARGO=1 \
 	RSE_EXTRA_CFLAGS='-UFIO_VERSION -DFIO_VERSION="fio-3.99-other"' \
 	"$HERE/build.sh" >"$WORK/other.txt" 2>&1; then
 	run_fail "an engine built for another fio is refused at load ($FIO_VER)" \
