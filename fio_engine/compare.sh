@@ -8,6 +8,7 @@
 #   fio_engine/compare.sh --update-results   # also fio_engine/results.md
 #   ROUNDS=7 IOS=262144 fio_engine/compare.sh
 #   FIO_SRC=/path/to/fio fio_engine/compare.sh   # that fio (build.sh FIO_SRC)
+#   ONLY='^qd(1|4|32)/' fio_engine/compare.sh     # a subset (compare.py --only)
 #
 # ROUNDS (default 5) and IOS (I/Os per run, default 131072; QD 1 and each
 # of the 4 jobs run a quarter) change the length: about 11 minutes with the
@@ -32,6 +33,10 @@ ENGINE_SO=$(sed -n 's/^build.sh: ok: \(.*\) for fio-.*/\1/p' "$BUILD_LOG" | tail
 rm -f "$BUILD_LOG"
 BUILD=$(dirname "$ENGINE_SO")
 [ -x "$BUILD/fio" ] || { echo "compare.sh: no fio binary in $BUILD" >&2; exit 1; }
+if [ -n "${ONLY:-}" ] && [ "$UPDATE" = 1 ]; then
+	echo "compare.sh: --update-results wants every configuration; not with ONLY" >&2
+	exit 2
+fi
 if [ -n "${FIO_SRC:-}" ] && [ "$UPDATE" = 1 ]; then
 	echo "compare.sh: --update-results rewrites the default (3.33) figures; not with FIO_SRC" >&2
 	exit 2
@@ -54,7 +59,7 @@ loopdev_exec python3 "$HERE/compare.py" \
 	--dev "$LOOP" \
 	--rounds "${ROUNDS:-5}" \
 	--ios "${IOS:-131072}" \
-	--out "$OUT"
+	--out "$OUT" ${ONLY:+--only "$ONLY"}
 if [ "$UPDATE" = 1 ]; then
 	# What follows the marker (figures for other fios, by hand) stays.
 	extra=$(sed -n '/^<!-- other fio versions/,$p' "$HERE/results.md")
