@@ -10,8 +10,9 @@
 #
 # Variables (on the command line, as with liburing): DESTDIR, prefix
 # (/usr/local), exec_prefix, bindir, sbindir, libdir, includedir, datadir,
-# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO_ENGINE (the
-# engine to install; found in target/ or fio_engine/build/ by default);
+# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO (the fio
+# whose engine to install; fio on PATH by default), FIO_ENGINE (the engine
+# file to install; by default the one fio_engine/build.sh built for FIO);
 # FORCE=1 installs even where the files belong to a dpkg package (below).
 # libdir is $(prefix)/lib, or $(prefix)/lib/<multiarch triplet> when
 # prefix is /usr on a multiarch system (Debian), as Debian's liburing has it.
@@ -69,10 +70,20 @@ REAL_SO := librsuring.so.$(VERSION)
 # (libgcc_eh for -static, libgcc_s as needed otherwise).
 LIBS_PRIVATE := -lutil -lrt -lpthread -lm -ldl -lc
 
-# The fio engine, when fio_engine/build.sh has built it (first match).
-FIO_ENGINE ?= $(firstword $(wildcard $(TARGET_DIR)/*/rsuring-engine.so \
-                                     $(TARGET_DIR)/*/*/rsuring-engine.so \
-                                     fio_engine/build/rsuring-engine.so))
+# The fio engine: of the ones fio_engine/build.sh has built (fio_engine/build/
+# for Debian's 3.33, fio_engine/build/<fio version>/ for FIO_SRC=DIR builds;
+# each records its fio in fio-version), the one for the fio on this machine
+# (FIO, default: fio on PATH). An engine loads only into the fio it was
+# built for. FIO_ENGINE=PATH installs that file instead.
+FIO ?= $(shell command -v fio 2>/dev/null)
+FIO_HERE_VERSION := $(if $(FIO),$(shell $(FIO) --version 2>/dev/null))
+FIO_ENGINE_BUILT := $(foreach f,$(wildcard fio_engine/build/fio-version \
+                                            fio_engine/build/*/fio-version),\
+                      $(if $(wildcard $(dir $(f))rsuring-engine.so),$(f)))
+FIO_ENGINE_BUILT_FOR := $(foreach f,$(FIO_ENGINE_BUILT),$(shell cat $(f)))
+FIO_ENGINE ?= $(firstword $(foreach f,$(FIO_ENGINE_BUILT),\
+                $(if $(and $(FIO_HERE_VERSION),$(filter $(FIO_HERE_VERSION),$(shell cat $(f)))),\
+                     $(dir $(f))rsuring-engine.so)))
 
 TOP_HEADERS := $(wildcard include/*.h)
 URING_HEADERS := $(wildcard include/liburing/*.h)
@@ -187,6 +198,8 @@ install: check-version check-built check-dpkg
 	    echo "$(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so"; \
 	    $(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so && \
 	    $(STRIP) --strip-unneeded $(DESTDIR)$(enginedir)/rsuring-engine.so; \
+	elif [ -n "$(strip $(FIO_ENGINE_BUILT_FOR))" ]; then \
+	    echo "fio engine not built for this machine's fio ($(or $(FIO_HERE_VERSION),no fio found)): built for $(strip $(FIO_ENGINE_BUILT_FOR)) only; not installed (FIO_SRC=/path/to/that/fio fio_engine/build.sh)"; \
 	else \
 	    echo "fio engine not built (fio_engine/build.sh): not installed"; \
 	fi

@@ -194,11 +194,20 @@ class Results:
         return f"{v:.2f}" if v is not None and v == v else "n/a"
 
 
+def fio_version(fio):
+    """What the fio binary says it is (fio-3.33, fio-3.42, ...)."""
+    try:
+        return subprocess.run([fio, "--version"], capture_output=True, text=True,
+                              timeout=30).stdout.strip() or "fio (version unknown)"
+    except (OSError, subprocess.SubprocessError):
+        return "fio (version unknown)"
+
+
 def report(a, res, load, seconds):
     v, pr = res.vals, res.paired
     L = ["# rsuring fio engine vs fio's io_uring engine", ""]
     L.append(f"- {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, Linux "
-             f"{platform.release()}, {os.cpu_count()} CPUs; fio-3.33 built by build.sh, "
+             f"{platform.release()}, {os.cpu_count()} CPUs; {fio_version(a.fio)} built by build.sh, "
              "both engines in the same binary, same job file")
     L.append("- 4k random reads, O_DIRECT, on a loop device (`--direct-io=on`) over a "
              f"256 MiB /dev/shm file; {a.ios} I/Os per run ({a.ios // 4} at QD 1, "

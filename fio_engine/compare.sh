@@ -7,6 +7,8 @@
 #   fio_engine/compare.sh                    # -> target/fio-compare/results.md
 #   fio_engine/compare.sh --update-results   # also fio_engine/results.md
 #   ROUNDS=7 IOS=262144 fio_engine/compare.sh
+#   FIO_SRC=/path/to/fio fio_engine/compare.sh   # that fio (build.sh FIO_SRC)
+#   ONLY='^qd(1|4|32)/' fio_engine/compare.sh     # a subset (compare.py --only)
 #
 # ROUNDS (default 5) and IOS (I/Os per run, default 131072; QD 1 and each
 # of the 4 jobs run a quarter) change the length: about 11 minutes with the
@@ -24,7 +26,21 @@ for arg in "$@"; do
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "compare.sh: must run as root" >&2; exit 1; }
-"$HERE/build.sh"
+# build.sh's last line names the engine it built: "build.sh: ok: SO for fio-X".
+BUILD_LOG=$(mktemp)
+"$HERE/build.sh" 2>"$BUILD_LOG" || { cat "$BUILD_LOG" >&2; rm -f "$BUILD_LOG"; exit 1; }
+ENGINE_SO=$(sed -n 's/^build.sh: ok: \(.*\) for fio-.*/\1/p' "$BUILD_LOG" | tail -1)
+rm -f "$BUILD_LOG"
+BUILD=$(dirname "$ENGINE_SO")
+[ -x "$BUILD/fio" ] || { echo "compare.sh: no fio binary in $BUILD" >&2; exit 1; }
+if [ -n "${ONLY:-}" ] && [ "$UPDATE" = 1 ]; then
+	echo "compare.sh: --update-results wants every configuration; not with ONLY" >&2
+	exit 2
+fi
+if [ -n "${FIO_SRC:-}" ] && [ "$UPDATE" = 1 ]; then
+	echo "compare.sh: --update-results rewrites the default (3.33) figures; not with FIO_SRC" >&2
+	exit 2
+fi
 
 # The device: bench/lib/loopdev.sh (a /dev/shm file of random data, so reads
 # copy real pages, attached with direct I/O; detached on exit or a signal).
@@ -37,14 +53,17 @@ trap 'loopdev_teardown; rm -rf "$WORK"' EXIT
 LOOP=$LOOPDEV
 
 loopdev_exec python3 "$HERE/compare.py" \
-	--fio "$HERE/build/fio" \
-	--engine-so "$HERE/build/rsuring-engine.so" \
+	--fio "$BUILD/fio" \
+	--engine-so "$ENGINE_SO" \
 	--jobs "$HERE/jobs" \
 	--dev "$LOOP" \
 	--rounds "${ROUNDS:-5}" \
 	--ios "${IOS:-131072}" \
-	--out "$OUT"
+	--out "$OUT" ${ONLY:+--only "$ONLY"}
 if [ "$UPDATE" = 1 ]; then
+	# What follows the marker (figures for other fios, by hand) stays.
+	extra=$(sed -n '/^<!-- other fio versions/,$p' "$HERE/results.md")
 	cp "$OUT" "$HERE/results.md"
+	[ -z "$extra" ] || printf '\n%s\n' "$extra" >>"$HERE/results.md"
 	echo "compare.sh: updated $HERE/results.md" >&2
 fi

@@ -8,8 +8,34 @@
 #define RSURING_FIO_ENGINE_H
 
 #include "fio.h"
+#include "verify-state.h"
+#include "engines/cmdprio.h"
 
 #include <rsuring.h>
+
+/*
+ * Which io_uring engine options the fio we are built against has, from
+ * its version macros (build.sh compiles the engine inside that fio's
+ * tree): FIO_IOOPS_VERSION is 31 in fio 3.33, 32 in 3.34-3.35, 33 in
+ * 3.36-3.37, 36 in 3.38-3.39, 37 in 3.40, 39 in 3.41-3.42.
+ *
+ *   cmdprio_hint                    fio 3.36+ (cmdprio.h has CMDPRIO_OPTIONS)
+ *   md_per_io_size, pi_act, pi_chk,
+ *   apptag, apptag_mask             fio 3.36+ (FIO_IOOPS_VERSION 33)
+ *   readfua, writefua, write_mode,
+ *   verify_mode                     fio 3.38+ (FIO_IOOPS_VERSION 36)
+ *   deac                            fio 3.39+ (36 and verify-state.h's
+ *                                   VSTATE_HDR_VERSION 4, or 37+)
+ */
+#ifdef CMDPRIO_OPTIONS
+#define RSE_HAVE_CMDPRIO_HINT	1
+#else
+#define RSE_HAVE_CMDPRIO_HINT	0
+#endif
+#define RSE_HAVE_PI_OPTIONS	(FIO_IOOPS_VERSION >= 33)
+#define RSE_HAVE_FUA_OPTIONS	(FIO_IOOPS_VERSION >= 36)
+#define RSE_HAVE_DEAC		(FIO_IOOPS_VERSION > 36 || \
+				 (FIO_IOOPS_VERSION == 36 && VSTATE_HDR_VERSION >= 4))
 
 /* Largest reap_batch accepted. */
 #define RSE_MAX_REAP_BATCH	65536
@@ -39,6 +65,8 @@ struct rse_options {
 	int defer_taskrun;	/* -1: on unless sqpoll */
 	int ring_stats;
 	int submit_and_wait;
+	/* cmdprio*: fio's own struct, filled by our parsers (cmdprio.c reads it). */
+	struct cmdprio_options cmdprio_options;
 	/*
 	 * The first value a callback refused, as a message; rse_init fails
 	 * the job with it. Needed because fio can overrule a refusal: it
@@ -69,6 +97,8 @@ struct rse_data {
 	int fixed_files;		/* fds live in the ring's file table */
 	unsigned int since_async;	/* force_async counter */
 	int trim_warned;
+	struct cmdprio cmdprio;		/* fio's per-request priority state */
+	int cmdprio_ready;		/* fio_cmdprio_init succeeded */
 
 	unsigned long long getevents_calls;	/* for ring_stats */
 	unsigned long long events_reaped;

@@ -9,9 +9,11 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -113,6 +115,290 @@ static int rse_set_sqpoll_cpu(void *data, const char *text)
 	return 0;
 }
 
+/*
+ * "R" (reads and writes) or "R,W"; an empty side keeps its value: the
+ * form of fio's read/write option pairs. Each number in [lo, hi].
+ */
+static int rse_parse_pair(void *data, const char *name, const char *text,
+			  long long lo, long long hi, unsigned int out[2])
+{
+	struct rse_options *o = data;
+	const char *comma = strchr(text, ',');
+	char part[2][32];
+	int i, v;
+
+	if (!comma) {
+		if (rse_parse_number(data, name, text, lo, hi, &v))
+			return 1;
+		out[0] = out[1] = (unsigned int) v;
+		return 0;
+	}
+	if ((size_t) (comma - text) >= sizeof(part[0]) ||
+	    strlen(comma + 1) >= sizeof(part[1]) || strchr(comma + 1, ',')) {
+		rse_refuse(o, "%s=%s: expected N or READ,WRITE, each from"
+			   " %lld to %lld", name, text, lo, hi);
+		return 1;
+	}
+	snprintf(part[0], sizeof(part[0]), "%.*s", (int) (comma - text), text);
+	snprintf(part[1], sizeof(part[1]), "%s", comma + 1);
+	for (i = 0; i < 2; i++) {
+		if (!part[i][0])
+			continue;
+		if (rse_parse_number(data, name, part[i], lo, hi, &v))
+			return 1;
+		out[i] = (unsigned int) v;
+	}
+	return 0;
+}
+
+#define RSE_PAIR_OPTION(field, name, lo, hi)				\
+static int rse_set_##field(void *data, const char *text)		\
+{									\
+	struct rse_options *o = data;					\
+									\
+	return rse_parse_pair(data, name, text, lo, hi,			\
+			      o->cmdprio_options.field);		\
+}
+
+RSE_PAIR_OPTION(percentage, "cmdprio_percentage", 0, 100)
+/* Class 0 (none) is no class to give a request: 1 RT, 2 BE, 3 idle. */
+RSE_PAIR_OPTION(class, "cmdprio_class", IOPRIO_MIN_PRIO_CLASS + 1,
+		IOPRIO_MAX_PRIO_CLASS)
+RSE_PAIR_OPTION(level, "cmdprio", IOPRIO_MIN_PRIO, IOPRIO_MAX_PRIO)
+#if RSE_HAVE_CMDPRIO_HINT
+RSE_PAIR_OPTION(hint, "cmdprio_hint", IOPRIO_MIN_PRIO_HINT,
+		IOPRIO_MAX_PRIO_HINT)
+#endif
+
+/* One number of a cmdprio_bssplit entry, whole and in [lo, hi]. */
+static int rse_bssplit_number(const char *text, size_t len, long long lo,
+			      long long hi)
+{
+	char buf[24], *end;
+	long long v;
+
+	if (!len || len >= sizeof(buf))
+		return -1;
+	memcpy(buf, text, len);
+	buf[len] = 0;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || end == buf || *end || v < lo || v > hi)
+		return -1;
+	return 0;
+}
+
+/* A block size: a whole number, optionally k, m or g (powers of 1024). */
+static int rse_bssplit_size(const char *text, size_t len)
+{
+	size_t digits = 0;
+
+	while (digits < len && text[digits] >= '0' && text[digits] <= '9')
+		digits++;
+	if (!digits || digits > 12)
+		return -1;
+	if (digits == len)
+		return 0;
+	return digits + 1 == len && strchr("kKmMgG", text[digits]) ? 0 : -1;
+}
+
+/*
+ * cmdprio_bssplit: fio's own parser clamps what is out of range and
+ * skips what it cannot read, so check the text strictly first:
+ * READS[,WRITES], each a ':'-separated list of BS/PERCENT or
+ * BS/PERCENT/CLASS/LEVEL (with cmdprio_hint: also .../HINT) entries.
+ * fio stores the text (off1) and fio_cmdprio_init parses it.
+ */
+static int rse_set_bssplit(void *data, const char *text)
+{
+	struct rse_options *o = data;
+	const char *p = text;
+	int parts = 1, entries = 0;
+	const int max_fields = RSE_HAVE_CMDPRIO_HINT ? 5 : 4;
+	const char *why = NULL;
+
+	for (;;) {
+		size_t len = strcspn(p, ":,");
+		const char *field = p, *end = p + len;
+		int n = 0;
+
+		if (!len) {
+			why = "an empty entry";
+			break;
+		}
+		if (++entries > BSSPLIT_MAX) {
+			why = "too many entries";
+			break;
+		}
+		while (field <= end && !why) {
+			size_t flen = strcspn(field, "/:,");
+			static const long long lo[] = { 0, 0, IOPRIO_MIN_PRIO_CLASS + 1,
+							IOPRIO_MIN_PRIO, 0 };
+			long long hi[] = { 0, 100, IOPRIO_MAX_PRIO_CLASS,
+					   IOPRIO_MAX_PRIO, 0 };
+
+#if RSE_HAVE_CMDPRIO_HINT
+			hi[4] = IOPRIO_MAX_PRIO_HINT;
+#endif
+			if (n >= max_fields)
+				why = "too many fields in an entry";
+			else if (n == 0 ? rse_bssplit_size(field, flen) :
+				 rse_bssplit_number(field, flen, lo[n], hi[n]))
+				why = n == 0 ? "a block size that is not a size" :
+				      n == 1 ? "a percentage not from 0 to 100" :
+				      n == 2 ? "a class not from 1 to 3" :
+				      n == 3 ? "a level not from 0 to 7" :
+				      "a hint out of range";
+			n++;
+			field += flen + 1;
+		}
+		if (!why && n != 2 && n != 4 && n != 5)
+			why = RSE_HAVE_CMDPRIO_HINT ?
+			      "an entry that is not BS/PERCENT, BS/PERCENT/CLASS/LEVEL or BS/PERCENT/CLASS/LEVEL/HINT" :
+			      "an entry that is not BS/PERCENT or BS/PERCENT/CLASS/LEVEL";
+		if (why)
+			break;
+		if (!*end)
+			break;
+		if (*end == ',' && ++parts > 2) {
+			why = "a third (trim) part: priorities apply to reads and writes";
+			break;
+		}
+		p = end + 1;
+	}
+	if (why) {
+		rse_refuse(o, "cmdprio_bssplit=%s: %s", text, why);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The NVMe passthrough options of fio's io_uring engines. They only act
+ * in io_uring_cmd (NVMe commands on a /dev/ngXnY generic char device),
+ * which this engine does not implement: its requests are reads and
+ * writes. A value that would change what fio's engine sends is refused;
+ * the default value changes nothing and is accepted, so a job file that
+ * spells out the defaults still runs.
+ */
+static int rse_refuse_nvme(void *data, const char *name, const char *text,
+			   const char *what)
+{
+	rse_refuse(data, "%s=%s: %s needs NVMe passthrough (fio's"
+		   " ioengine=io_uring_cmd on an NVMe generic char device);"
+		   " this engine sends plain reads and writes and cannot do it",
+		   name, text, what);
+	return 1;
+}
+
+/* A 0/1 NVMe option: only its default is accepted. */
+#define RSE_NVME_FLAG_OPTION(field, name, def, what)			\
+static int rse_set_##field(void *data, int *v)				\
+{									\
+	char text[16];							\
+									\
+	if (rse_check_flag(data, name, *v, &(int){ 0 }))		\
+		return 1;						\
+	if (*v == (def))						\
+		return 0;						\
+	snprintf(text, sizeof(text), "%d", *v);				\
+	return rse_refuse_nvme(data, name, text, what);			\
+}
+
+/* A numeric NVMe option (decimal or 0x hex): only its default is accepted. */
+#define RSE_NVME_NUMBER_OPTION(field, name, def, what)			\
+static int rse_set_##field(void *data, const char *text)		\
+{									\
+	char *end;							\
+	unsigned long long v;						\
+									\
+	errno = 0;							\
+	v = strtoull(text, &end, 0);					\
+	if (errno || end == text || *end || text[0] == '-') {		\
+		rse_refuse(data, "%s=%s: expected a number", name,	\
+			   text);					\
+		return 1;						\
+	}								\
+	if (v == (def))							\
+		return 0;						\
+	return rse_refuse_nvme(data, name, text, what);			\
+}
+
+/*
+ * cmd_type selects the kind of uring_cmd fio's io_uring_cmd engine sends
+ * ("nvme", the only one). Naming it at all asks for passthrough.
+ */
+static int rse_set_cmd_type(void *data, const char *text)
+{
+	if (strcmp(text, "nvme")) {
+		rse_refuse(data, "cmd_type=%s: not a value fio knows for"
+			   " cmd_type (nvme)", text);
+		return 1;
+	}
+	return rse_refuse_nvme(data, "cmd_type", text, "a uring_cmd type");
+}
+
+#if RSE_HAVE_PI_OPTIONS
+RSE_NVME_NUMBER_OPTION(md_per_io_size, "md_per_io_size", 0,
+		       "a separate metadata buffer")
+RSE_NVME_FLAG_OPTION(pi_act, "pi_act", 1, "the protection information action bit")
+RSE_NVME_NUMBER_OPTION(apptag, "apptag", 0x1234, "an application tag")
+RSE_NVME_NUMBER_OPTION(apptag_mask, "apptag_mask", 0xffff,
+		       "an application tag mask")
+
+/* No default: any check asked for is refused. */
+static int rse_set_pi_chk(void *data, const char *text)
+{
+	return rse_refuse_nvme(data, "pi_chk", text,
+			       "protection information checking");
+}
+#endif
+
+#if RSE_HAVE_FUA_OPTIONS
+/* A choice among names; only the first (fio's default) is accepted. */
+static int rse_nvme_choice(void *data, const char *name, const char *text,
+			   const char *const *names, const char *what)
+{
+	unsigned int i;
+
+	for (i = 0; names[i]; i++) {
+		if (strcmp(text, names[i]))
+			continue;
+		if (i == 0)
+			return 0;
+		return rse_refuse_nvme(data, name, text, what);
+	}
+	rse_refuse(data, "%s=%s: not a value fio knows for %s", name, text,
+		   name);
+	return 1;
+}
+
+RSE_NVME_FLAG_OPTION(readfua, "readfua", 0, "forced unit access")
+RSE_NVME_FLAG_OPTION(writefua, "writefua", 0, "forced unit access")
+
+static int rse_set_write_mode(void *data, const char *text)
+{
+	static const char *const names[] = {
+		"write", "uncor", "zeroes", "verify", NULL
+	};
+
+	return rse_nvme_choice(data, "write_mode", text, names,
+			       "an NVMe write command other than Write");
+}
+
+static int rse_set_verify_mode(void *data, const char *text)
+{
+	static const char *const names[] = { "read", "compare", NULL };
+
+	return rse_nvme_choice(data, "verify_mode", text, names,
+			       "the NVMe Compare command");
+}
+#endif
+
+#if RSE_HAVE_DEAC
+RSE_NVME_FLAG_OPTION(deac, "deac", 0, "the deallocate bit of Write Zeroes")
+#endif
+
 #define RSE_OPTION(opt_name, opt_type, setter, default_value, long_name,	\
 		   help_text)						\
 	{								\
@@ -170,6 +456,97 @@ struct fio_option rse_options_table[] = {
 		"N > 0: every Nth request gets IOSQE_ASYNC and goes straight"
 		" to a kernel worker thread instead of being tried inline;"
 		" 0 (default): none"),
+	RSE_OPTION("cmdprio_percentage", FIO_OPT_STR_STORE, rse_set_percentage,
+		NULL, "Share of requests with cmdprio",
+		"P or READ,WRITE (0 to 100): that percentage of requests,"
+		" drawn at random, carry the priority of cmdprio_class and"
+		" cmdprio in the request itself (sqe->ioprio); the others keep"
+		" the job's prio/prioclass. Exclusive with cmdprio_bssplit"),
+	RSE_OPTION("cmdprio_class", FIO_OPT_STR_STORE, rse_set_class, NULL,
+		"Class of cmdprio requests",
+		"C or READ,WRITE: the I/O priority class of the requests that"
+		" cmdprio_percentage or cmdprio_bssplit picks: 1 realtime,"
+		" 2 best effort, 3 idle (default 1)"),
+	RSE_OPTION("cmdprio", FIO_OPT_STR_STORE, rse_set_level, NULL,
+		"Level of cmdprio requests",
+		"L or READ,WRITE (0 highest to 7 lowest): the level within"
+		" cmdprio_class of the requests that cmdprio_percentage or"
+		" cmdprio_bssplit picks (default 0)"),
+#if RSE_HAVE_CMDPRIO_HINT
+	RSE_OPTION("cmdprio_hint", FIO_OPT_STR_STORE, rse_set_hint, NULL,
+		"Hint of cmdprio requests",
+		"H or READ,WRITE: the I/O priority hint (for devices with"
+		" command duration limits) carried by the requests that"
+		" cmdprio_percentage or cmdprio_bssplit picks (default 0,"
+		" none)"),
+#endif
+	{
+		.name		= "cmdprio_bssplit",
+		.lname		= "Priority share by block size",
+		.type		= FIO_OPT_STR_STORE,
+		.off1		= offsetof(struct rse_options,
+					   cmdprio_options.bssplit_str),
+		.cb		= rse_set_bssplit,
+		.help		= "Per block size, which share of requests get"
+				  " which priority: BS/P[/CLASS/LEVEL[/HINT]]"
+				  " entries joined by ':' (READS,WRITES to"
+				  " differ), e.g. 4k/30/1/0:64k/10; without"
+				  " CLASS/LEVEL, cmdprio_class and cmdprio."
+				  " Exclusive with cmdprio_percentage",
+		.category	= FIO_OPT_C_ENGINE,
+		.group		= FIO_OPT_G_IOURING,
+	},
+	/* fio's NVMe passthrough options: refused unless at their default. */
+	RSE_OPTION("cmd_type", FIO_OPT_STR_STORE, rse_set_cmd_type, NULL,
+		"Passthrough command type (refused)",
+		"Kind of uring_cmd for passthrough I/O. This engine sends"
+		" reads and writes, not NVMe commands: any value stops the"
+		" job (use fio's ioengine=io_uring_cmd)"),
+#if RSE_HAVE_FUA_OPTIONS
+	RSE_OPTION("readfua", FIO_OPT_STR_SET, rse_set_readfua, NULL,
+		"FUA on NVMe reads (refused)",
+		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
+		" job"),
+	RSE_OPTION("writefua", FIO_OPT_STR_SET, rse_set_writefua, NULL,
+		"FUA on NVMe writes (refused)",
+		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
+		" job"),
+	RSE_OPTION("write_mode", FIO_OPT_STR_STORE, rse_set_write_mode, NULL,
+		"NVMe write command (refused)",
+		"NVMe passthrough only: write (default) is accepted; uncor,"
+		" zeroes or verify stop the job"),
+	RSE_OPTION("verify_mode", FIO_OPT_STR_STORE, rse_set_verify_mode, NULL,
+		"NVMe verify command (refused)",
+		"NVMe passthrough only: read (default) is accepted; compare"
+		" stops the job"),
+#endif
+#if RSE_HAVE_PI_OPTIONS
+	RSE_OPTION("md_per_io_size", FIO_OPT_STR_STORE, rse_set_md_per_io_size,
+		NULL, "NVMe metadata buffer (refused)",
+		"NVMe passthrough only: 0 (default) is accepted, a size stops"
+		" the job"),
+	RSE_OPTION("pi_act", FIO_OPT_STR_SET, rse_set_pi_act, NULL,
+		"NVMe PI action (refused)",
+		"NVMe passthrough only: 1 (default) is accepted, 0 stops the"
+		" job"),
+	RSE_OPTION("pi_chk", FIO_OPT_STR_STORE, rse_set_pi_chk, NULL,
+		"NVMe PI checks (refused)",
+		"NVMe passthrough only: any value stops the job"),
+	RSE_OPTION("apptag", FIO_OPT_STR_STORE, rse_set_apptag, NULL,
+		"NVMe application tag (refused)",
+		"NVMe passthrough only: 0x1234 (default) is accepted, another"
+		" value stops the job"),
+	RSE_OPTION("apptag_mask", FIO_OPT_STR_STORE, rse_set_apptag_mask, NULL,
+		"NVMe application tag mask (refused)",
+		"NVMe passthrough only: 0xffff (default) is accepted, another"
+		" value stops the job"),
+#endif
+#if RSE_HAVE_DEAC
+	RSE_OPTION("deac", FIO_OPT_STR_SET, rse_set_deac, NULL,
+		"NVMe deallocate bit (refused)",
+		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
+		" job"),
+#endif
 	/* rsuring's extensions. */
 	RSE_OPTION("sqthread_poll_percpu", FIO_OPT_STR_STORE,
 		rse_set_sqpoll_percpu, "0",

@@ -63,6 +63,16 @@ int rse_init(struct thread_data *td)
 	if (!ld->io_us || !ld->iovecs || !ld->pending || !ld->cqes ||
 	    !ld->events)
 		return rse_fail(td, ENOMEM, "no memory for the engine's state");
+
+	/*
+	 * cmdprio*: fio's helpers (engines/cmdprio.c, in the fio binary)
+	 * check the combination, parse cmdprio_bssplit and set up the
+	 * per-priority latency statistics; they log what they refuse.
+	 */
+	if (fio_cmdprio_init(td, &ld->cmdprio, &o->cmdprio_options))
+		return rse_fail(td, EINVAL, "cmdprio options refused (see"
+				" the message above)");
+	ld->cmdprio_ready = 1;
 	return 0;
 }
 
@@ -302,6 +312,8 @@ void rse_cleanup(struct thread_data *td)
 		rse_print_stats(td, ld);
 		io_uring_queue_exit(&ld->ring);
 	}
+	if (ld->cmdprio_ready)
+		fio_cmdprio_cleanup(&ld->cmdprio);
 	free(ld->io_us);
 	free(ld->iovecs);
 	free(ld->pending);

@@ -250,8 +250,12 @@ static void rse_prep_rw(struct thread_data *td, struct rse_data *ld,
 		sqe->rw_flags |= RWF_DONTCACHE;
 	/*
 	 * An SQ thread does not inherit the job's ioprio_set() priority:
-	 * carry the io_u's priority in every request.
+	 * carry the io_u's priority in every request. fio starts every
+	 * io_u at the job's priority; cmdprio* may pick another for this
+	 * one (fio's helper, which also files its latency by priority).
 	 */
+	if (ld->cmdprio.mode != CMDPRIO_MODE_NONE)
+		fio_cmdprio_set_ioprio(td, &ld->cmdprio, io_u);
 	sqe->ioprio = io_u->ioprio;
 }
 
@@ -306,7 +310,19 @@ static enum fio_q_status rse_queue(struct thread_data *td, struct io_u *io_u)
 	case DDIR_WRITE:
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
+		break;
 	case DDIR_SYNC_FILE_RANGE:
+		/*
+		 * No write completed since the last sync (fio resets the
+		 * range to -1 when a sync completes): nothing to sync, done,
+		 * as fio's synchronous path answers an empty range. The
+		 * kernel would refuse offset -1 with EINVAL (fio 3.42 asks
+		 * for such syncs; its own io_uring engine fails them).
+		 */
+		if (f->first_write == -1ULL || f->last_write <= f->first_write) {
+			io_u->error = 0;
+			return FIO_Q_COMPLETED;
+		}
 		break;
 	case DDIR_TRIM:
 		if (rse_trim_supported(f))
@@ -483,6 +499,29 @@ static int rse_commit(struct thread_data *td)
 
 /* fio looks this symbol up by name in an external engine. */
 __attribute__((visibility("default")))
+struct ioengine_ops ioengine;
+
+/*
+ * The engine is compiled against one fio tree: the layouts of
+ * thread_data, io_u, fio_file and thread_options are that fio's. Loaded
+ * into another fio (fio_version_string, which the fio binary exports,
+ * differs from the FIO_VERSION we were compiled with), say so and make
+ * fio refuse the engine before it calls into it: fio checks the ops
+ * version first, and -1 is never its FIO_IOOPS_VERSION. Runs when fio
+ * dlopen()s the engine.
+ */
+__attribute__((constructor))
+static void rse_check_fio_version(void)
+{
+	if (!strcmp(fio_version_string, FIO_VERSION))
+		return;
+	fprintf(stderr, "rsuring: this engine was built for %s (ioengine"
+		" interface %d) and cannot run in %s: build it against that"
+		" fio's source tree (FIO_SRC=/path/to/fio fio_engine/build.sh)\n",
+		FIO_VERSION, FIO_IOOPS_VERSION, fio_version_string);
+	ioengine.version = -1;
+}
+
 struct ioengine_ops ioengine = {
 	.name			= "rsuring",
 	.version		= FIO_IOOPS_VERSION,

@@ -16,21 +16,40 @@
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-FIO=$HERE/build/fio
-ENGINE=$HERE/build/rsuring-engine.so
-E=external:$ENGINE
+ROOT=$(dirname "$HERE")
 
 if [ "$(id -u)" != 0 ]; then
 	echo "test.sh: must run as root (loop devices, SQ poll threads)" >&2
 	exit 1
 fi
-"$HERE/build.sh" || { echo "test.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
+# The default build needs fio's Debian source: the set-up script's
+# --fio-source fetches it (FIO_SRC=DIR: a fio tree of your own instead).
+if [ -z "${FIO_SRC:-}" ] && [ ! -x "$ROOT/target/fio-src/fio-3.33/configure" ]; then
+	bash "$ROOT/scripts/setup.sh" --fio-source ||
+		{ echo "test.sh: scripts/setup.sh --fio-source failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+BUILD_LOG=$(mktemp)
+"$HERE/build.sh" 2>"$BUILD_LOG" || {
+	cat "$BUILD_LOG"; rm -f "$BUILD_LOG"
+	echo "test.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
+# Its last line: "build.sh: ok: DIR/rsuring-engine.so for fio-X.Y (...)".
+ENGINE=$(sed -n 's/^build.sh: ok: \(.*\) for fio-.*/\1/p' "$BUILD_LOG" | tail -1)
+rm -f "$BUILD_LOG"
+BUILD=$(dirname "$ENGINE")
+FIO=$BUILD/fio
+E=external:$ENGINE
+[ -x "$FIO" ] || { echo "test.sh: no fio binary at $FIO (build the fio in FIO_SRC)"; echo "0 passed, 1 failed"; exit 1; }
+FIO_VER=$("$FIO" --version)
+echo "test.sh: $FIO_VER, $ENGINE"
 
 WORK=$(mktemp -d /dev/shm/rsuring-fio-test.XXXXXX)
 LOOPS=()
 BG_PIDS=()
+TRACE_INST=
 cleanup() {
 	local p l
+	[ -n "$TRACE_INST" ] && [ -d "$TRACE_INST" ] && {
+		echo 0 >"$TRACE_INST/events/block/block_rq_issue/enable"; rmdir "$TRACE_INST"; } 2>/dev/null
 	for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	for l in "${LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
 	rm -rf "$WORK"
@@ -119,9 +138,11 @@ if [ ! -x "$DEBIAN_FIO" ]; then
 fi
 MATRIX_FIOS=(--fio "project=$FIO")
 ALL_FIOS=("project=$FIO")
-if [ -x "$DEBIAN_FIO" ] && "$DEBIAN_FIO" --version 2>/dev/null | grep -q '^fio-3\.33'; then
+if [ -x "$DEBIAN_FIO" ] && [ "$("$DEBIAN_FIO" --version 2>/dev/null)" = "$FIO_VER" ]; then
 	MATRIX_FIOS+=(--fio "debian=$DEBIAN_FIO")
 	ALL_FIOS+=("debian=$DEBIAN_FIO")
+elif [ -n "${FIO_SRC:-}" ]; then
+	echo "note  Debian's fio is not $FIO_VER: tests with $FIO only"
 elif [ "${RSURING_STRICT:-0}" = 1 ]; then
 	echo "Debian fio 3.33 not usable at $DEBIAN_FIO ($("$DEBIAN_FIO" --version 2>&1))" >"$WORK/log.txt"
 	cat "$WORK/apt.txt" >>"$WORK/log.txt" 2>/dev/null
@@ -325,6 +346,151 @@ for flag in hipri fixedbufs registerfiles sqthread_poll; do
 		"${BADBASE[@]}" --"$flag"=-1
 done
 
+# ---- every io_uring option of this fio, with the engine's own help -------
+# fio --enghelp=io_uring lists the options of fio's own engine in the fio
+# the engine is built for: each must be in the engine's list, with help
+# text of its own (not fio's).
+"$FIO" --enghelp=io_uring >"$WORK/help-fio.txt" 2>&1
+"$FIO" --enghelp="$ENGINE" >"$WORK/help-rs.txt" 2>&1
+if python3 - "$WORK/help-fio.txt" "$WORK/help-rs.txt" >"$WORK/log.txt" 2>&1 <<'PY'
+import sys
+def opts(path):
+    d = {}
+    for line in open(path):
+        name, sep, text = line.partition(":")
+        if sep and name.strip() and " " not in name.strip():
+            d[name.strip()] = text.strip()
+    return d
+fio, rs = opts(sys.argv[1]), opts(sys.argv[2])
+if len(fio) < 10:
+    sys.exit(f"fio --enghelp=io_uring listed only {sorted(fio)}")
+bad = [n for n in fio if n not in rs]
+same = [n for n in fio if n in rs and rs[n] == fio[n]]
+empty = [n for n, t in rs.items() if not t]
+print(f"fio's io_uring options: {len(fio)}; the engine's: {len(rs)}")
+if bad or same or empty:
+    sys.exit(f"missing: {bad}; fio's own help text: {same}; no help: {empty}")
+PY
+then
+	ok "--enghelp lists all $(grep -c ':' "$WORK/help-fio.txt") options of $FIO_VER's io_uring engine, with its own help"
+else
+	bad "--enghelp lists every io_uring option of $FIO_VER with its own help" "$WORK/log.txt"
+fi
+
+# ---- cmdprio*: the priority the block layer sees, request by request -----
+# A tracefs instance of our own records block:block_rq_issue on the loop
+# device only; its ioprio field is the priority of each request as the
+# block layer issues it (class,hint,level). The same job runs with fio's
+# own io_uring engine first, as a reference for the check itself.
+TRACEFS=/sys/kernel/tracing
+[ -d "$TRACEFS/events" ] || mount -t tracefs nodev "$TRACEFS" 2>/dev/null
+LOOP_DEVNUM=$(( (0x$(stat -c %t "$LOOP") << 20) | 0x$(stat -c %T "$LOOP") ))
+# prio_case NAME "EXPECT..." fio-args... : both engines, traced and checked.
+prio_case() {
+	local name=$1 expects=$2 eng ev rc; shift 2
+	local -a exp=()
+	local IFS_OLD=$IFS
+	IFS=';'; for ev in $expects; do exp+=(--expect "$ev"); done; IFS=$IFS_OLD
+	for eng in io_uring "$E"; do
+		TRACE_INST=$TRACEFS/instances/rsuring-fio-test-$$
+		if ! mkdir "$TRACE_INST" 2>"$WORK/log.txt"; then
+			bad "$name: tracefs instance" "$WORK/log.txt"; TRACE_INST=; return
+		fi
+		ev=$TRACE_INST/events/block/block_rq_issue
+		echo "dev == $LOOP_DEVNUM" >"$ev/filter"
+		echo 1 >"$ev/enable"
+		"$FIO" --name=p --ioengine="$eng" --filename="$LOOP" --size=64M \
+			--direct=1 --iodepth=8 --number_ios=3000 --randseed=7 "$@" \
+			--output="$WORK/prio-out.txt" >"$WORK/log.txt" 2>&1
+		rc=$?
+		echo 0 >"$ev/enable"
+		cp "$TRACE_INST/trace" "$WORK/prio-trace.txt"
+		rmdir "$TRACE_INST"; TRACE_INST=
+		cat "$WORK/prio-out.txt" >>"$WORK/log.txt"
+		if [ "$rc" = 0 ] && python3 "$HERE/tests/ioprio_check.py" \
+			"$WORK/prio-trace.txt" --min 2500 "${exp[@]}" >>"$WORK/log.txt" 2>&1; then
+			ok "$name [${eng##*/}]"
+			sed -n 's/^  \([RW] .*\)/      \1/p' "$WORK/log.txt"
+		else
+			echo "fio exit status $rc" >>"$WORK/log.txt"
+			bad "$name [${eng##*/}]" "$WORK/log.txt"
+		fi
+	done
+}
+prio_case "cmdprio_percentage=30: 30% rt/2, the rest the job's be/5" \
+	"R 4096 rt,0,2 20-40;R 4096 be,0,5 60-80" \
+	--rw=randread --bs=4k --prioclass=2 --prio=5 \
+	--cmdprio_percentage=30 --cmdprio_class=1 --cmdprio=2
+# An SQ thread does not run with the job's ioprio_set() priority: the
+# job's own be/5 must come from sqe->ioprio too.
+prio_case "cmdprio with sqthread_poll: the job's priority travels in each request" \
+	"R 4096 idle,0,7 40-60;R 4096 be,0,5 40-60" \
+	--rw=randread --bs=4k --prioclass=2 --prio=5 --sqthread_poll=1 \
+	--cmdprio_percentage=50 --cmdprio_class=3 --cmdprio=7
+prio_case "cmdprio READ,WRITE pairs: reads untouched, 50% of writes idle/7" \
+	"R 4096 be,0,4 100-100;W 4096 idle,0,7 35-65;W 4096 be,0,4 35-65" \
+	--rw=randrw --bs=4k --prioclass=2 --prio=4 \
+	--cmdprio_percentage=0,50 --cmdprio_class=1,3 --cmdprio=0,7
+prio_case "cmdprio_bssplit: every 4k read idle/6, 16k reads the job's be/4" \
+	"R 4096 idle,0,6 100-100;R * be,0,4 100-100" \
+	--rw=randread --bssplit=4k/50:16k/50 --prioclass=2 --prio=4 \
+	--cmdprio_bssplit=4k/100/3/6:16k/0
+if grep -q '^cmdprio_hint' "$WORK/help-rs.txt"; then
+	prio_case "cmdprio_hint=3: the hint travels with the priority" \
+		"R 4096 be,3,1 100-100" \
+		--rw=randread --bs=4k --cmdprio_percentage=100 --cmdprio_class=2 \
+		--cmdprio=1 --cmdprio_hint=3
+fi
+for bad_opt in cmdprio_percentage=101 cmdprio_percentage=10,200 cmdprio_class=0 \
+	cmdprio_class=4 cmdprio=8 cmdprio=-1 cmdprio_bssplit=4k/abc \
+	cmdprio_bssplit=4k/50/9/0 cmdprio_bssplit=4k/150 cmdprio_bssplit=4k:8k \
+	cmdprio_bssplit=4k/1,4k/1,4k/1; do
+	run_fail "bad value: $bad_opt stops the job" "rsuring: ${bad_opt%%=*}=" \
+		"${BADBASE[@]}" --"$bad_opt"
+done
+run_fail "bad combination: cmdprio_percentage + cmdprio_bssplit" "mutually exclusive" \
+	"${BADBASE[@]}" --cmdprio_percentage=10 --cmdprio_bssplit=4k/10
+run_fail "bad value: cmdprio_bssplit shares over 100% for one size" "exceeds 100" \
+	"${BADBASE[@]}" --cmdprio_bssplit=4k/60:4k/60
+
+# ---- NVMe passthrough options: refused, never ignored ---------------------
+# This engine sends reads and writes, not NVMe commands: a value that would
+# change what fio's io_uring_cmd engine sends stops the job with a message
+# naming the option; fio's default value changes nothing and runs. Options
+# this fio does not have must be unknown to fio.
+run_fail "cmd_type=nvme is refused (no passthrough)" "rsuring: cmd_type=nvme: .*NVMe passthrough" \
+	"${BADBASE[@]}" --cmd_type=nvme
+for spec in readfua=1:readfua=0 writefua=1:writefua=0 write_mode=zeroes:write_mode=write \
+	write_mode=uncor:write_mode=write verify_mode=compare:verify_mode=read \
+	md_per_io_size=8:md_per_io_size=0 pi_act=0:pi_act=1 pi_chk=GUARD,REFTAG: \
+	apptag=5:apptag=0x1234 apptag_mask=0xff:apptag_mask=0xffff deac=1:deac=0; do
+	refused=${spec%%:*} accepted=${spec#*:} opt=${spec%%=*}
+	if grep -q "^$opt " "$WORK/help-rs.txt"; then
+		run_fail "$refused is refused (NVMe passthrough only)" \
+			"rsuring: $refused: .*NVMe passthrough" "${BADBASE[@]}" --"$refused"
+		[ -n "$accepted" ] &&
+			run_ok "$accepted (fio's default) is accepted" --name=d "${COMMON[@]}" \
+				"${FILE_T[@]}" --size=1M --rw=write --verify=crc32c --"$accepted"
+	else
+		run_fail "$opt: not an option of $FIO_VER, fio refuses it" \
+			"unrecognized option" "${BADBASE[@]}" --"$refused"
+	fi
+done
+run_fail "bad value: write_mode=bogus stops the job" "write_mode" "${BADBASE[@]}" --write_mode=bogus
+
+# ---- an engine built for another fio --------------------------------------
+# The same sources compiled as if for another fio version: fio must refuse
+# the engine at load, with the engine's message naming both versions.
+if BUILD_DIR=$WORK/other-fio RSURING_SKIP_CARGO=1 \
+	RSE_EXTRA_CFLAGS='-UFIO_VERSION -DFIO_VERSION="fio-3.99-other"' \
+	"$HERE/build.sh" >"$WORK/other.txt" 2>&1; then
+	run_fail "an engine built for another fio is refused at load ($FIO_VER)" \
+		"built for fio-3.99-other .* cannot run in $FIO_VER" --name=o \
+		--ioengine="external:$WORK/other-fio/rsuring-engine.so" --filename="$FILE" --size=1M
+else
+	bad "build an engine for another fio version" "$WORK/other.txt"
+fi
+
 # ---- installed engine: $libdir/fio/rsuring-engine.so beside $libdir/liburing.so.2
 # A copy in a temporary tree laid out like an install must load that
 # tree's liburing.so.2 (rsuring), not the system's (Debian's liburing 2.3
@@ -333,7 +499,7 @@ done
 INST=$WORK/inst
 mkdir -p "$INST/lib/fio"
 cp "$ENGINE" "$INST/lib/fio/rsuring-engine.so"
-cp "$(readlink -f "$HERE/build/lib/liburing.so.2")" "$INST/lib/liburing.so.2"
+cp "$(readlink -f "$BUILD/lib/liburing.so.2")" "$INST/lib/liburing.so.2"
 for spec in "${ALL_FIOS[@]}"; do
 	name="installed engine [${spec%%=*}]: $INST/lib/fio/rsuring-engine.so loads $INST/lib/liburing.so.2"
 	log=$WORK/inst.txt

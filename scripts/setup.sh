@@ -7,7 +7,24 @@
 # skip, or fail under RSURING_STRICT=1; then this fails at once). When
 # everything is there it changes nothing and touches no network. No test
 # installs anything itself: every package a test uses is listed here.
+#
+#   scripts/setup.sh [--fio-source]
+#
+# --fio-source: also fetch fio's Debian source (`apt-get source fio`, 3.33
+#   on bookworm) into target/fio-src/, the tree fio_engine/build.sh builds
+#   fio and the engine from by default (a no-op when it is there already).
 set -euo pipefail
+
+fio_source=
+for arg in "$@"; do
+	case $arg in
+	--fio-source) fio_source=1 ;;
+	*) echo "setup: unknown argument $arg (only --fio-source)" >&2; exit 2 ;;
+	esac
+done
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+FIO_SRC_DIR=$ROOT/target/fio-src
+FIO_SRC_VER=3.33
 
 # liburing-dev, liburing2: the reference header and library (layout check,
 #   Debian-built binaries, compat suite, bad-input comparison)
@@ -37,6 +54,15 @@ done
 has_deb_src() {
 	grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ || grep -qs '^deb-src' /etc/apt/sources.list
 }
+# fio's Debian source into target/fio-src/fio-3.33 (--fio-source).
+fetch_fio_source() {
+	echo "setup: apt-get source fio (into $FIO_SRC_DIR)"
+	mkdir -p "$FIO_SRC_DIR"
+	(cd "$FIO_SRC_DIR" && apt-get source -qq fio >/dev/null 2>&1) ||
+		(cd "$FIO_SRC_DIR" && apt-get source -qq fio) || return 1
+	[ -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ] || {
+		echo "setup: apt-get source fio did not give fio-$FIO_SRC_VER" >&2; return 1; }
+}
 rust_missing=()
 cargo fmt --version >/dev/null 2>&1 || rust_missing+=(rustfmt)
 cargo clippy --version >/dev/null 2>&1 || rust_missing+=(clippy)
@@ -46,6 +72,14 @@ if [ "$(id -u)" != 0 ]; then
 	[ ${#missing[@]} -eq 0 ] || { echo "setup: not root; missing packages: ${missing[*]}" >&2; incomplete=1; }
 	has_deb_src || { echo "setup: not root; no deb-src entry (apt-get source will fail)" >&2; incomplete=1; }
 	[ ${#rust_missing[@]} -eq 0 ] || { echo "setup: missing rustup components: ${rust_missing[*]}" >&2; incomplete=1; }
+	if [ -n "$fio_source" ] && [ ! -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ]; then
+		if has_deb_src; then
+			fetch_fio_source || incomplete=1
+		else
+			echo "setup: not root; no deb-src entry: cannot fetch fio's source" >&2
+			incomplete=1
+		fi
+	fi
 	if [ -n "$incomplete" ] && [ "${RSURING_STRICT:-}" = 1 ]; then
 		echo "setup: FAIL: under RSURING_STRICT=1 the tests would fail for what is missing" >&2
 		exit 1
@@ -74,4 +108,7 @@ fi
 if [ ${#rust_missing[@]} -gt 0 ]; then
 	echo "setup: rustup component add ${rust_missing[*]}"
 	rustup component add "${rust_missing[@]}"
+fi
+if [ -n "$fio_source" ] && [ ! -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ]; then
+	fetch_fio_source
 fi
