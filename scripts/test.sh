@@ -19,8 +19,8 @@ else
 	echo "skipped tests are reported, not failed (RSURING_STRICT=1 makes them fail)"
 fi
 
-step "set-up: packages, deb-src entry, rustup components (scripts/setup.sh)"
-bash scripts/setup.sh
+step "set-up: packages, deb-src entry, rustup components, fio's source (scripts/setup.sh --fio-source)"
+bash scripts/setup.sh --fio-source
 
 step "cargo fmt --check"
 cargo fmt --check
