@@ -133,6 +133,7 @@ c_tests! {
     threads + system_header,
     timeout + system_header,
     version,
+    wait_batch_equiv,
     wait_timeout + system_header,
 }
 
