@@ -22,6 +22,11 @@
  *             io_uring_for_each_cqe, io_uring_cq_advance
  *   wb        io_uring_submit, rsuring_wait_batch_cqe(max = min = BATCH),
  *             io_uring_cq_advance (rsuring only)
+ *   wbb       wb on a ring set up by rsuring_queue_init_batched
+ *
+ * "dread" instead of "read": the same reads with O_DIRECT (FILE a block
+ * device, e.g. a loop device over /dev/shm); they complete in the kernel
+ * later, so the wait patterns sleep, and wall_ns gives IOPS.
  *
  * The work is the same for all: every CQE's res is read and checked.
  * e2e: each chunk of rounds is timed with the thread's CPU clock (user and
@@ -34,7 +39,7 @@
  * if need be, so the wait patterns make no system call.)
  *
  * Prints per variant:
- *   RESULT name=NAME cqes=N cpu_ns=N user_ns=N sys_ns=N [reap_ns_per_cqe=X]
+ *   RESULT name=NAME cqes=N cpu_ns=N user_ns=N sys_ns=N wall_ns=N [reap_ns_per_cqe=X]
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -58,8 +63,8 @@
 #define MAX_BATCH 256
 #define BLOCK 4096
 
-enum pattern { SWPEEK, SWEACH, WNRPEEK, WNREACH, WB };
-static const char *const pattern_names[] = { "swpeek", "sweach", "wnrpeek", "wnreach", "wb" };
+enum pattern { SWPEEK, SWEACH, WNRPEEK, WNREACH, WB, WBB };
+static const char *const pattern_names[] = { "swpeek", "sweach", "wnrpeek", "wnreach", "wb", "wbb" };
 
 struct lib {
 	int (*queue_init)(unsigned, struct io_uring *, unsigned);
@@ -69,6 +74,7 @@ struct lib {
 	unsigned (*peek_batch_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned);
 	int (*get_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned, unsigned, sigset_t *);
 	int (*wait_batch_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned, unsigned, void *);
+	int (*init_batched)(unsigned, struct io_uring *, unsigned);
 };
 
 struct variant {
@@ -78,7 +84,7 @@ struct variant {
 	struct io_uring ring;
 	uint64_t seed;
 	unsigned long cqes;
-	uint64_t cpu_ns, user_ns, sys_ns;
+	uint64_t cpu_ns, user_ns, sys_ns, wall_ns;
 	uint64_t *round_ns;
 	unsigned long nrounds;
 };
@@ -166,9 +172,14 @@ static void setup_variant(struct variant *v, char *spec)
 	*(void **)&v->lib.submit_and_wait = sym(h, "io_uring_submit_and_wait");
 	*(void **)&v->lib.peek_batch_cqe = sym(h, "io_uring_peek_batch_cqe");
 	*(void **)&v->lib.get_cqe = sym(h, "__io_uring_get_cqe");
-	if (v->pattern == WB)
+	if (v->pattern >= WB)
 		*(void **)&v->lib.wait_batch_cqe = sym(h, "rsuring_wait_batch_cqe");
-	ret = v->lib.queue_init(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+	if (v->pattern == WBB) {
+		*(void **)&v->lib.init_batched = sym(h, "rsuring_queue_init_batched");
+		ret = v->lib.init_batched(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+	} else {
+		ret = v->lib.queue_init(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+	}
 	if (ret)
 		die_ret("io_uring_queue_init", ret);
 	v->seed = 0x9e3779b97f4a7c15ull;
@@ -216,18 +227,19 @@ static unsigned reap_step(struct variant *v, unsigned want)
 			die_ret("io_uring_wait_cqe_nr", ret);
 		break;
 	case WB:
+	case WBB:
 		ret = v->lib.wait_batch_cqe(ring, cqes, want, want, NULL);
 		if (ret < 0)
 			die_ret("rsuring_wait_batch_cqe", ret);
-		for (i = 0; i < (unsigned)ret; i++)
-			check_cqe(cqes[i]);
-		io_uring_cq_advance(ring, ret);
-		return ret;
+		n = ret;
+		break;
 	default:
 		break;
 	}
-	if (v->pattern == SWPEEK || v->pattern == WNRPEEK) {
-		n = v->lib.peek_batch_cqe(ring, cqes, want);
+	if (v->pattern != SWEACH && v->pattern != WNREACH) {
+		/* One loop over the pointers for every pattern that has them. */
+		if (v->pattern < WB)
+			n = v->lib.peek_batch_cqe(ring, cqes, want);
 		for (i = 0; i < n; i++)
 			check_cqe(cqes[i]);
 	} else {
@@ -308,13 +320,13 @@ int main(int argc, char **argv)
 	int nvars, i;
 
 	if (argc < 8 || (strcmp(argv[1], "e2e") && strcmp(argv[1], "reap")) ||
-	    (strcmp(argv[2], "nop") && strcmp(argv[2], "read"))) {
+	    (strcmp(argv[2], "nop") && strcmp(argv[2], "read") && strcmp(argv[2], "dread"))) {
 		fprintf(stderr, "usage: %s e2e|reap nop|read BATCH ROUNDS CHUNKS FILE "
 				"NAME=PATH,PATTERN...\n", argv[0]);
 		return 2;
 	}
 	reap_only = !strcmp(argv[1], "reap");
-	reads = !strcmp(argv[2], "read");
+	reads = strcmp(argv[2], "nop") != 0;
 	batch = parse_ul(argv[3], "batch", MAX_BATCH);
 	rounds = parse_ul(argv[4], "rounds", 1UL << 30);
 	chunks = parse_ul(argv[5], "chunks", 1UL << 20);
@@ -324,10 +336,10 @@ int main(int argc, char **argv)
 	if (reads) {
 		struct stat st;
 
-		file_fd = open(argv[6], O_RDONLY);
+		file_fd = open(argv[6], O_RDONLY | (!strcmp(argv[2], "dread") ? O_DIRECT : 0));
 		if (file_fd < 0 || fstat(file_fd, &st))
 			die(argv[6], strerror(errno));
-		file_blocks = (uint64_t)st.st_size / BLOCK;
+		file_blocks = (uint64_t)(S_ISBLK(st.st_mode) ? lseek(file_fd, 0, SEEK_END) : st.st_size) / BLOCK;
 		if (!file_blocks)
 			die(argv[6], "smaller than one block");
 		bufs = aligned_alloc(BLOCK, (size_t)MAX_BATCH * BLOCK);
@@ -360,13 +372,14 @@ int main(int argc, char **argv)
 	for (turn = 0; turn <= chunks; turn++) {
 		for (i = 0; i < nvars; i++) {
 			int k = (int)((turn + (unsigned long)i) % (unsigned long)nvars);
-			uint64_t t0, u0, s0, u1, s1;
+			uint64_t t0, w0, u0, s0, u1, s1;
 			struct variant *v;
 
 			if (turn & 1)
 				k = nvars - 1 - k;
 			v = &vars[k];
 			thread_rusage_ns(&u0, &s0);
+			w0 = clock_ns(CLOCK_MONOTONIC);
 			t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			for (r = 0; r < chunk; r++) {
 				if (reap_only)
@@ -376,6 +389,7 @@ int main(int argc, char **argv)
 			}
 			if (turn) {
 				v->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+				v->wall_ns += clock_ns(CLOCK_MONOTONIC) - w0;
 				thread_rusage_ns(&u1, &s1);
 				v->user_ns += u1 - u0;
 				v->sys_ns += s1 - s0;
@@ -386,9 +400,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < nvars; i++) {
 		struct variant *v = &vars[i];
 
-		printf("RESULT name=%s cqes=%lu cpu_ns=%llu user_ns=%llu sys_ns=%llu", v->name,
-		       v->cqes, (unsigned long long)v->cpu_ns, (unsigned long long)v->user_ns,
-		       (unsigned long long)v->sys_ns);
+		printf("RESULT name=%s cqes=%lu cpu_ns=%llu user_ns=%llu sys_ns=%llu wall_ns=%llu",
+		       v->name, v->cqes, (unsigned long long)v->cpu_ns,
+		       (unsigned long long)v->user_ns, (unsigned long long)v->sys_ns,
+		       (unsigned long long)v->wall_ns);
 		if (reap_only) {
 			double m = middle_mean(v->round_ns, v->nrounds) - (double)clock_cost;
 

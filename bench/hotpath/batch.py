@@ -61,8 +61,13 @@ def main():
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--cpu", type=int, default=0)
     ap.add_argument("--only", default="", help="e.g. reap:nop")
+    ap.add_argument("--batched", metavar="DEV", help="instead: rsuring_queue_init_batched vs a "
+                    "plain ring, QD32 buffered reads of --file and O_DIRECT reads of DEV")
     args = ap.parse_args()
     args.rs2 = args.rs2 or args.rs
+    if args.batched:
+        batched(args)
+        return
     print("| step | op | batch | rsuring ns/CQE | liburing 2.15 best ns/CQE (pattern) "
           "| wait_batch / 2.15 best | min–max | wait_batch / own peek loop | min–max "
           "| A vs A noise | user share (rs / 2.15) |")
@@ -90,6 +95,36 @@ def main():
                 print(f"| {mode} | {op} | {batch} | {rs_med:.2f} | {up_med:.2f} ({pat}) "
                       f"| {fmt(best)} | {fmt(own)} | ±{nf:.1f}% | {us_rs:.1f}% / {us_up:.1f}% |",
                       flush=True)
+
+
+def batched(args):
+    """rsuring_queue_init_batched's ring against a plain ring, both reaped
+    with rsuring_wait_batch_cqe, QD32 (32 reads queued and reaped a round)."""
+    print("| reads, QD32 | batched / plain CPU per I/O | min–max | batched / plain IOPS "
+          "| min–max | A vs A noise (CPU) | plain: CPU ns/I/O, IOPS |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for op, path, work in (("read", args.file, 3000), ("dread", args.batched, 3000)):
+        cpu, iops, noise, base = [], [], [], []
+        for _ in range(args.rounds):
+            rounds = max(100, int(work * args.scale)) // 20 * 20
+            cmd = ["taskset", "-c", str(args.cpu), args.batch, "e2e", op, "32", str(rounds), "20",
+                   path, f"plain={args.rs},wb", f"plain2={args.rs2},wb", f"batched={args.rs},wbb"]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            r = {}
+            for line in out.splitlines():
+                if line.startswith("RESULT "):
+                    f = dict(kv.split("=", 1) for kv in line.split()[1:])
+                    r[f["name"]] = (int(f["cpu_ns"]) / int(f["cqes"]),
+                                    int(f["cqes"]) / int(f["wall_ns"]) * 1e9)
+            cpu.append(r["batched"][0] / r["plain"][0])
+            iops.append(r["batched"][1] / r["plain"][1])
+            noise.append(r["plain2"][0] / r["plain"][0])
+            base.append(r["plain"])
+        nf = max(abs(x - 1) for x in noise) * 100
+        what = "buffered (/dev/shm)" if op == "read" else "O_DIRECT (loop device)"
+        print(f"| {what} | {fmt(cpu)} | {fmt(iops)} | ±{nf:.1f}% "
+              f"| {statistics.median(b[0] for b in base):.0f}, "
+              f"{statistics.median(b[1] for b in base):.0f} |", flush=True)
 
 
 if __name__ == "__main__":
