@@ -701,14 +701,16 @@ impl LiveRing {
 
     /// Submission for rings using rsuring's extensions, out of line.
     #[inline(never)]
-    fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+    pub fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
         self.submit_with::<true>(wait_nr, getevents)
     }
 
-    /// `io_uring_submit`.
-    #[inline]
-    pub fn submit(&mut self) -> c_int {
-        self.submit_and_wait(0)
+    /// Submission for a ring that uses none of rsuring's extensions
+    /// (`rs_flags == 0`, the caller checked): inline code and the system
+    /// call only, nothing that can unwind.
+    #[inline(always)]
+    pub fn submit_plain(&mut self, wait_nr: u32) -> c_int {
+        self.submit_with::<false>(wait_nr, false)
     }
 
     /// `io_uring_submit_and_wait`.
