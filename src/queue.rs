@@ -31,6 +31,11 @@ use crate::{ring_fd, sqpoll, stats, transparent};
 /// of the application's, possibly uninitialised until written.
 pub type CqeOut = MaybeUninit<*mut io_uring_cqe>;
 
+/// From this many ready CQEs on, a batch peek fills in pointers by adding
+/// a stride (set-up, then two instructions a CQE); below it, from each
+/// CQE's ring position (no set-up, a few more a CQE).
+const STRIDED_FROM: usize = 8;
+
 /// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
 #[inline(always)]
 fn cqe_slots(c: &io_uring_cqe) -> u32 {
@@ -408,15 +413,37 @@ impl LiveRing {
         if self.flags & IORING_SETUP_CQE_MIXED != 0 {
             return self.peek_batch_mixed(out);
         }
-        let n = (self.cq_ready() as usize).min(out.len());
-        let first = self.cq_head() & self.cq.ring_mask;
-        // The ready CQEs run from the head to the end of the ring and go on
-        // at its start (n is at most the ring size): two runs of evenly
-        // spaced slots, so each pointer is the previous one plus a stride
-        // (a store and an add) instead of a masked, shifted ring position.
+        // One read of the head (only the application writes it), then the
+        // tail with acquire.
+        let head = self.cq_head();
+        let n = (self.cq_tail().wrapping_sub(head) as usize).min(out.len());
+        if n == 1 {
+            // The commonest small batch (a submit of one): no loop at all.
+            out[0].write(self.cqe_at(head));
+            return 1;
+        }
+        if n < STRIDED_FROM {
+            // A few CQEs: each pointer from its ring position, no set-up.
+            for (i, slot) in out[..n].iter_mut().enumerate() {
+                slot.write(self.cqe_at(head.wrapping_add(i as u32)));
+            }
+            return n as u32;
+        }
+        self.fill_strided(head, &mut out[..n]);
+        n as u32
+    }
+
+    /// Stores the pointers of the `out.len()` CQEs from ring position
+    /// `head` (all ready, at most the ring size). They run from the head to
+    /// the end of the ring and go on at its start: two runs of evenly
+    /// spaced slots, so each pointer is the previous one plus a stride (a
+    /// store and an add) instead of a masked, shifted ring position.
+    #[inline(always)]
+    fn fill_strided(&self, head: u32, out: &mut [CqeOut]) {
+        let first = head & self.cq.ring_mask;
         let stride = 1usize << self.cqe_shift();
-        let before_wrap = n.min((self.cq.ring_mask - first) as usize + 1);
-        let (to_end, from_start) = out[..n].split_at_mut(before_wrap);
+        let before_wrap = out.len().min((self.cq.ring_mask - first) as usize + 1);
+        let (to_end, from_start) = out.split_at_mut(before_wrap);
         let mut cqe = self.cq.cqes.wrapping_add(first as usize * stride);
         for slot in to_end {
             slot.write(cqe);
@@ -427,13 +454,15 @@ impl LiveRing {
             slot.write(cqe);
             cqe = cqe.wrapping_add(stride);
         }
-        n as u32
     }
 
     /// [`Self::peek_batch_inner`] for CQE_MIXED rings, where a CQE takes one
     /// or two slots and the kernel pads the wrap with skip entries: returns
     /// real CQEs only, consuming a skip entry at the head, and stops before
     /// one further on (it can only be consumed once it is at the head).
+    /// Out of line: the plain rings' reap keeps its registers.
+    #[cold]
+    #[inline(never)]
     fn peek_batch_mixed(&mut self, out: &mut [CqeOut]) -> u32 {
         let ready = self.cq_ready();
         let mut head = self.cq_head();
@@ -460,14 +489,37 @@ impl LiveRing {
     }
 
     /// `io_uring_peek_batch_cqe`: up to `out.len()` CQEs.
+    #[inline(always)]
     pub fn peek_batch_cqe(&mut self, out: &mut [CqeOut]) -> u32 {
-        stats::observe_cq(self);
+        self.observe_cq();
         let n = self.peek_batch_inner(out);
         if n != 0 || out.is_empty() || !self.cq_needs_flush() {
             return n;
         }
+        self.flush_and_peek_batch(out)
+    }
+
+    /// [`Self::peek_batch_cqe`] when the CQ looked empty but completions
+    /// wait on the overflow list or in task work: one enter, then a peek.
+    #[cold]
+    #[inline(never)]
+    fn flush_and_peek_batch(&mut self, out: &mut [CqeOut]) -> u32 {
         self.get_events();
         self.peek_batch_inner(out)
+    }
+
+    /// `stats::observe_cq`, with the statistics work out of line so the
+    /// reaping functions of a ring without statistics stay small.
+    #[inline(always)]
+    fn observe_cq(&self) {
+        #[cold]
+        #[inline(never)]
+        fn observe(ring: &LiveRing) {
+            stats::observe_cq(ring);
+        }
+        if self.rs_flags & rs_flags::STATS != 0 {
+            observe(self);
+        }
     }
 
     /// Queues an internal timeout SQE so a wait returns after `ts` on kernels
@@ -654,14 +706,16 @@ impl LiveRing {
 
     /// Submission for rings using rsuring's extensions, out of line.
     #[inline(never)]
-    fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+    pub fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
         self.submit_with::<true>(wait_nr, getevents)
     }
 
-    /// `io_uring_submit`.
-    #[inline]
-    pub fn submit(&mut self) -> c_int {
-        self.submit_and_wait(0)
+    /// Submission for a ring that uses none of rsuring's extensions
+    /// (`rs_flags == 0`, the caller checked): inline code and the system
+    /// call only, nothing that can unwind.
+    #[inline(always)]
+    pub fn submit_plain(&mut self, wait_nr: u32) -> c_int {
+        self.submit_with::<false>(wait_nr, false)
     }
 
     /// `io_uring_submit_and_wait`.
@@ -703,7 +757,7 @@ impl LiveRing {
         if max == 0 || min as usize > max || max > i32::MAX as usize {
             return -libc::EINVAL;
         }
-        stats::observe_cq(self);
+        self.observe_cq();
         let n = self.peek_batch_inner(out);
         // With DEFER_TASKRUN, completions only reach the CQ when the owner
         // enters; without TASKRUN_FLAG nothing says they are pending, so an

@@ -29,7 +29,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{launch, CProgram, Header};
+use common::{launch, CProgram, Header, Link};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -133,7 +133,42 @@ c_tests! {
     threads + system_header,
     timeout + system_header,
     version,
+    wait_batch_equiv,
     wait_timeout + system_header,
+}
+
+/// `c_tests/tls/auto_slot.c`: the automatic ring fd registration's
+/// thread-local lookup (TLS descriptors, .cargo/config.toml) with the
+/// library loaded by `dlopen()` (`preload` false) or by `LD_PRELOAD`.
+fn run_auto_slot(preload: bool) {
+    let mode = if preload { "preload" } else { "dlopen" };
+    let what = format!("c_test tls/auto_slot {mode}");
+    let bin = CProgram::new("tls_auto_slot", "c_tests/tls/auto_slot.c")
+        .link(Link::Dlopen)
+        .build();
+    let lib = common::area().lib.display().to_string();
+    let mut run = launch(&bin, &[&lib, mode]).timeout(TIMEOUT);
+    if preload {
+        run = run.preload();
+    }
+    let run = run.run();
+    if run.ok() {
+        println!("{what} ... ok ({:.2}s)", run.elapsed.as_secs_f64());
+    } else if run.skipped() {
+        common::skip(&what, run.last_stderr_line());
+    } else {
+        panic!("{what} failed: {}", run.describe());
+    }
+}
+
+#[test]
+fn tls_auto_slot_dlopen() {
+    run_auto_slot(false);
+}
+
+#[test]
+fn tls_auto_slot_preload() {
+    run_auto_slot(true);
 }
 
 /// Every `c_tests/*.c` is in the list above, so none is silently left out

@@ -29,6 +29,7 @@ from measure import clean_env, parse_result  # noqa: E402
 # name, label, interleave.c arguments before the amount of work, variant flags, N
 CASES = [
     ("nop_qd1", "NOP QD1", ("nop-qd1",), "", 20_000),
+    ("nop_b1", "NOP QD128 b1", ("nop-qd", "128", "1"), "", 50_000),
     ("nop_b8", "NOP QD128 b8", ("nop-qd", "128", "8"), "", 100_000),
     ("nop_b32", "NOP QD128 b32", ("nop-qd", "128", "32"), "", 200_000),
     ("nop_b32_defer", "NOP QD128 b32, DEFER_TASKRUN ring", ("nop-qd", "128", "32"), ",defer", 200_000),

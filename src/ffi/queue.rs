@@ -3,8 +3,8 @@
 use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe};
-use crate::ring::io_uring;
+use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe, PANICKED};
+use crate::ring::{io_uring, LiveRing};
 use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
 /// Returns the next free SQE, or NULL when the SQ ring is full.
@@ -27,7 +27,26 @@ pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit()) }
+    unsafe { with_ring(ring, |r| submit_and_wait(r, 0)) }
+}
+
+/// The submit paths of io_uring_submit and io_uring_submit_and_wait: a
+/// plain ring's inline, the extensions' through [`submit_ext`].
+#[inline(always)]
+fn submit_and_wait(r: &mut LiveRing, wait_nr: c_uint) -> c_int {
+    if r.rs_flags != 0 {
+        return submit_ext(r, wait_nr);
+    }
+    r.submit_plain(wait_nr)
+}
+
+/// The extensions' submit path with a panic boundary of its own. An
+/// `extern "C"` function cannot unwind, so the entry points calling it
+/// need no unwinding landing pad, and their plain-ring path saves no
+/// registers for one (callgrind: 45 -> 39 instructions for a QD1
+/// submit_and_wait).
+extern "C" fn submit_ext(r: &mut LiveRing, wait_nr: c_uint) -> c_int {
+    guard(PANICKED, || r.submit_ext(wait_nr, false))
 }
 
 /// Submits the queued SQEs and waits for `wait_nr` completions.
@@ -37,7 +56,7 @@ pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit_and_wait(wait_nr)) }
+    unsafe { with_ring(ring, |r| submit_and_wait(r, wait_nr)) }
 }
 
 /// Submits and waits for `wait_nr` completions or until `ts` passes;

@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Batched reaping: rsuring_wait_batch_cqe against the liburing patterns a
+ * user would write instead, every library in ONE process (each in a
+ * dlmopen() namespace of its own, as in interleave.c), taking turns in
+ * chunks whose order rotates.
+ *
+ *   batch e2e|reap nop|read BATCH ROUNDS CHUNKS FILE VARIANT...
+ *   VARIANT: NAME=PATH,PATTERN
+ *
+ * A round queues BATCH operations (NOPs, or buffered 4 KiB reads of FILE at
+ * pseudo-random offsets, the same sequence for every variant; use "-" for
+ * FILE with NOPs), then completes and reaps them with PATTERN:
+ *
+ *   swpeek    io_uring_submit_and_wait(BATCH), io_uring_peek_batch_cqe,
+ *             io_uring_cq_advance
+ *   sweach    io_uring_submit_and_wait(BATCH), io_uring_for_each_cqe,
+ *             io_uring_cq_advance
+ *   wnrpeek   io_uring_submit, io_uring_wait_cqe_nr(BATCH),
+ *             io_uring_peek_batch_cqe, io_uring_cq_advance
+ *   wnreach   io_uring_submit, io_uring_wait_cqe_nr(BATCH),
+ *             io_uring_for_each_cqe, io_uring_cq_advance
+ *   wb        io_uring_submit, rsuring_wait_batch_cqe(max = min = BATCH),
+ *             io_uring_cq_advance (rsuring only)
+ *   wbb       wb on a ring set up by rsuring_queue_init_batched
+ *
+ * "dread" instead of "read": the same reads with O_DIRECT (FILE a block
+ * device, e.g. a loop device over /dev/shm); they complete in the kernel
+ * later, so the wait patterns sleep, and wall_ns gives IOPS.
+ *
+ * The work is the same for all: every CQE's res is read and checked.
+ * e2e: each chunk of rounds is timed with the thread's CPU clock (user and
+ * kernel: NOPs and page-cache reads complete inside io_uring_enter), split
+ * by getrusage(RUSAGE_THREAD). reap: the submission is not timed; only
+ * the reaping step of each round is, with the monotonic clock (a round of
+ * 8 CQEs is a few tens of ns, below the CPU clock's cost), minus the
+ * clock's own cost; the figure is the mean of the middle half of the
+ * rounds. (Every CQE is ready before the timed step, waited for untimed
+ * if need be, so the wait patterns make no system call.)
+ *
+ * Prints per variant:
+ *   RESULT name=NAME cqes=N cpu_ns=N user_ns=N sys_ns=N wall_ns=N [reap_ns_per_cqe=X]
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#define MAX_VARIANTS 12
+#define MAX_BATCH 256
+#define BLOCK 4096
+
+enum pattern { SWPEEK, SWEACH, WNRPEEK, WNREACH, WB, WBB };
+static const char *const pattern_names[] = { "swpeek", "sweach", "wnrpeek", "wnreach", "wb", "wbb" };
+
+struct lib {
+	int (*queue_init)(unsigned, struct io_uring *, unsigned);
+	void (*queue_exit)(struct io_uring *);
+	int (*submit)(struct io_uring *);
+	int (*submit_and_wait)(struct io_uring *, unsigned);
+	unsigned (*peek_batch_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned);
+	int (*get_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned, unsigned, sigset_t *);
+	int (*wait_batch_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned, unsigned, void *);
+	int (*init_batched)(unsigned, struct io_uring *, unsigned);
+};
+
+struct variant {
+	const char *name;
+	enum pattern pattern;
+	struct lib lib;
+	struct io_uring ring;
+	uint64_t seed;
+	unsigned long cqes;
+	uint64_t cpu_ns, user_ns, sys_ns, wall_ns;
+	uint64_t *round_ns;
+	unsigned long nrounds;
+};
+
+static bool reads, reap_only;
+static unsigned batch;
+static int file_fd = -1;
+static uint64_t file_blocks;
+static char *bufs;
+static uint64_t clock_cost;
+
+static void die(const char *what, const char *detail)
+{
+	fprintf(stderr, "batch: %s: %s\n", what, detail);
+	exit(1);
+}
+
+static void die_ret(const char *what, int ret)
+{
+	die(what, strerror(ret < 0 ? -ret : EIO));
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void thread_rusage_ns(uint64_t *user, uint64_t *sys)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
+	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || v == 0 || v > max)
+		die(what, s);
+	return v;
+}
+
+static void *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	if (!p)
+		die("dlsym", name);
+	return p;
+}
+
+static void setup_variant(struct variant *v, char *spec)
+{
+	char *eq = strchr(spec, '='), *comma;
+	unsigned i;
+	void *h;
+	int ret;
+
+	if (!eq || !(comma = strchr(eq, ',')))
+		die("variant is not NAME=PATH,PATTERN", spec);
+	*eq = 0;
+	*comma = 0;
+	v->name = spec;
+	for (i = 0; i < sizeof(pattern_names) / sizeof(pattern_names[0]); i++)
+		if (!strcmp(comma + 1, pattern_names[i]))
+			break;
+	if (i == sizeof(pattern_names) / sizeof(pattern_names[0]))
+		die("unknown pattern", comma + 1);
+	v->pattern = i;
+	h = dlmopen(LM_ID_NEWLM, eq + 1, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		die("dlmopen", dlerror());
+	*(void **)&v->lib.queue_init = sym(h, "io_uring_queue_init");
+	*(void **)&v->lib.queue_exit = sym(h, "io_uring_queue_exit");
+	*(void **)&v->lib.submit = sym(h, "io_uring_submit");
+	*(void **)&v->lib.submit_and_wait = sym(h, "io_uring_submit_and_wait");
+	*(void **)&v->lib.peek_batch_cqe = sym(h, "io_uring_peek_batch_cqe");
+	*(void **)&v->lib.get_cqe = sym(h, "__io_uring_get_cqe");
+	if (v->pattern >= WB)
+		*(void **)&v->lib.wait_batch_cqe = sym(h, "rsuring_wait_batch_cqe");
+	if (v->pattern == WBB) {
+		*(void **)&v->lib.init_batched = sym(h, "rsuring_queue_init_batched");
+		ret = v->lib.init_batched(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+	} else {
+		ret = v->lib.queue_init(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+	}
+	if (ret)
+		die_ret("io_uring_queue_init", ret);
+	v->seed = 0x9e3779b97f4a7c15ull;
+}
+
+static void queue_round(struct variant *v)
+{
+	unsigned i;
+
+	for (i = 0; i < batch; i++) {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&v->ring);
+
+		if (!sqe)
+			die("get_sqe", "SQ full");
+		if (reads) {
+			v->seed = v->seed * 6364136223846793005ull + 1442695040888963407ull;
+			io_uring_prep_read(sqe, file_fd, bufs + (size_t)i * BLOCK, BLOCK,
+					   (v->seed >> 33) % file_blocks * BLOCK);
+		} else {
+			io_uring_prep_nop(sqe);
+		}
+		io_uring_sqe_set_data64(sqe, i + 1);
+	}
+}
+
+static void check_cqe(const struct io_uring_cqe *cqe)
+{
+	if (cqe->res != (reads ? BLOCK : 0) || !cqe->user_data || cqe->user_data > batch)
+		die("CQE", cqe->res < 0 ? strerror(-cqe->res) : "unexpected result");
+}
+
+/* Waits (for the wait patterns) and reaps what is ready; returns the count. */
+static unsigned reap_step(struct variant *v, unsigned want)
+{
+	struct io_uring_cqe *cqes[MAX_BATCH], *cqe;
+	struct io_uring *ring = &v->ring;
+	unsigned head, n = 0, i;
+	int ret;
+
+	switch (v->pattern) {
+	case WNRPEEK:
+	case WNREACH:
+		ret = v->lib.get_cqe(ring, &cqe, 0, want, NULL);
+		if (ret)
+			die_ret("io_uring_wait_cqe_nr", ret);
+		break;
+	case WB:
+	case WBB:
+		ret = v->lib.wait_batch_cqe(ring, cqes, want, want, NULL);
+		if (ret < 0)
+			die_ret("rsuring_wait_batch_cqe", ret);
+		n = ret;
+		break;
+	default:
+		break;
+	}
+	if (v->pattern != SWEACH && v->pattern != WNREACH) {
+		/* One loop over the pointers for every pattern that has them. */
+		if (v->pattern < WB)
+			n = v->lib.peek_batch_cqe(ring, cqes, want);
+		for (i = 0; i < n; i++)
+			check_cqe(cqes[i]);
+	} else {
+		io_uring_for_each_cqe(ring, head, cqe) {
+			check_cqe(cqe);
+			if (++n == want)
+				break;
+		}
+	}
+	io_uring_cq_advance(ring, n);
+	return n;
+}
+
+static void round_e2e(struct variant *v)
+{
+	unsigned got;
+	int ret;
+
+	queue_round(v);
+	if (v->pattern == SWPEEK || v->pattern == SWEACH)
+		ret = v->lib.submit_and_wait(&v->ring, batch);
+	else
+		ret = v->lib.submit(&v->ring);
+	if (ret != (int)batch)
+		die_ret("submit", ret < 0 ? ret : -EIO);
+	for (got = 0; got < batch;)
+		got += reap_step(v, batch - got);
+}
+
+static void round_reap(struct variant *v, bool counted)
+{
+	uint64_t t0, t1;
+	int ret;
+
+	queue_round(v);
+	ret = v->lib.submit(&v->ring);
+	if (ret != (int)batch)
+		die_ret("submit", ret < 0 ? ret : -EIO);
+	if (io_uring_cq_ready(&v->ring) != batch) {
+		/* Not all complete inside the submit (reads that went async):
+		 * wait for them, untimed, without consuming any. */
+		struct io_uring_cqe *cqe;
+
+		ret = v->lib.get_cqe(&v->ring, &cqe, 0, batch, NULL);
+		if (ret || io_uring_cq_ready(&v->ring) != batch)
+			die("reap", "the operations did not complete");
+	}
+	t0 = clock_ns(CLOCK_MONOTONIC);
+	if (reap_step(v, batch) != batch)
+		die("reap", "short batch");
+	t1 = clock_ns(CLOCK_MONOTONIC);
+	if (counted)
+		v->round_ns[v->nrounds++] = t1 - t0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double middle_mean(uint64_t *v, unsigned long n)
+{
+	unsigned long i, lo = n / 4, hi = n - n / 4;
+	double sum = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = lo; i < hi; i++)
+		sum += (double)v[i];
+	return hi > lo ? sum / (double)(hi - lo) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct variant vars[MAX_VARIANTS];
+	unsigned long rounds, chunks, chunk, turn, r;
+	int nvars, i;
+
+	if (argc < 8 || (strcmp(argv[1], "e2e") && strcmp(argv[1], "reap")) ||
+	    (strcmp(argv[2], "nop") && strcmp(argv[2], "read") && strcmp(argv[2], "dread"))) {
+		fprintf(stderr, "usage: %s e2e|reap nop|read BATCH ROUNDS CHUNKS FILE "
+				"NAME=PATH,PATTERN...\n", argv[0]);
+		return 2;
+	}
+	reap_only = !strcmp(argv[1], "reap");
+	reads = strcmp(argv[2], "nop") != 0;
+	batch = parse_ul(argv[3], "batch", MAX_BATCH);
+	rounds = parse_ul(argv[4], "rounds", 1UL << 30);
+	chunks = parse_ul(argv[5], "chunks", 1UL << 20);
+	chunk = rounds / chunks;
+	if (!chunk)
+		die("chunks", "more chunks than rounds");
+	if (reads) {
+		struct stat st;
+
+		file_fd = open(argv[6], O_RDONLY | (!strcmp(argv[2], "dread") ? O_DIRECT : 0));
+		if (file_fd < 0 || fstat(file_fd, &st))
+			die(argv[6], strerror(errno));
+		file_blocks = (uint64_t)(S_ISBLK(st.st_mode) ? lseek(file_fd, 0, SEEK_END) : st.st_size) / BLOCK;
+		if (!file_blocks)
+			die(argv[6], "smaller than one block");
+		bufs = aligned_alloc(BLOCK, (size_t)MAX_BATCH * BLOCK);
+		if (!bufs)
+			die("aligned_alloc", strerror(ENOMEM));
+	}
+	nvars = argc - 7;
+	if (nvars > MAX_VARIANTS)
+		die("variants", "at most 12");
+	memset(vars, 0, sizeof(vars));
+	for (i = 0; i < nvars; i++) {
+		setup_variant(&vars[i], argv[7 + i]);
+		vars[i].round_ns = calloc(chunk * chunks, sizeof(uint64_t));
+		if (!vars[i].round_ns)
+			die("calloc", strerror(ENOMEM));
+	}
+	{
+		uint64_t c[1001];
+
+		for (r = 0; r < 1001; r++) {
+			uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+
+			c[r] = clock_ns(CLOCK_MONOTONIC) - t0;
+		}
+		qsort(c, 1001, sizeof(c[0]), cmp_u64);
+		clock_cost = c[500];
+	}
+
+	/* Turn 0 warms every variant up and is not counted. */
+	for (turn = 0; turn <= chunks; turn++) {
+		for (i = 0; i < nvars; i++) {
+			int k = (int)((turn + (unsigned long)i) % (unsigned long)nvars);
+			uint64_t t0, w0, u0, s0, u1, s1;
+			struct variant *v;
+
+			if (turn & 1)
+				k = nvars - 1 - k;
+			v = &vars[k];
+			thread_rusage_ns(&u0, &s0);
+			w0 = clock_ns(CLOCK_MONOTONIC);
+			t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+			for (r = 0; r < chunk; r++) {
+				if (reap_only)
+					round_reap(v, turn != 0);
+				else
+					round_e2e(v);
+			}
+			if (turn) {
+				v->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+				v->wall_ns += clock_ns(CLOCK_MONOTONIC) - w0;
+				thread_rusage_ns(&u1, &s1);
+				v->user_ns += u1 - u0;
+				v->sys_ns += s1 - s0;
+				v->cqes += chunk * batch;
+			}
+		}
+	}
+	for (i = 0; i < nvars; i++) {
+		struct variant *v = &vars[i];
+
+		printf("RESULT name=%s cqes=%lu cpu_ns=%llu user_ns=%llu sys_ns=%llu wall_ns=%llu",
+		       v->name, v->cqes, (unsigned long long)v->cpu_ns,
+		       (unsigned long long)v->user_ns, (unsigned long long)v->sys_ns,
+		       (unsigned long long)v->wall_ns);
+		if (reap_only) {
+			double m = middle_mean(v->round_ns, v->nrounds) - (double)clock_cost;
+
+			printf(" reap_ns_per_cqe=%.4f", (m > 0 ? m : 0) / batch);
+		}
+		printf("\n");
+		free(v->round_ns);
+		v->lib.queue_exit(&v->ring);
+	}
+	return 0;
+}
