@@ -17,7 +17,11 @@ use super::slot::{Counters, Region, RingInfo, CAPACITY, MAGIC, REGION_LEN, VERSI
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Page {
     /// The page is there and mapped by the process.
-    Live { overflowed: u32 },
+    Live {
+        overflowed: u32,
+        /// RSURING_SQPOLL=1 refusals by reason (`slot::REFUSAL_NAMES`).
+        refused: [u32; super::slot::REFUSAL_COUNTERS],
+    },
     /// No statistics page: statistics are off (or /dev/shm is unusable).
     Missing,
     /// A page with this pid that the process does not map (it exec'd, or
@@ -175,7 +179,14 @@ fn read_region(pid: u32, region: &Region) -> (Page, Vec<Slot>) {
         }
     }
     let overflowed = h.overflowed.load(Ordering::Relaxed);
-    (Page::Live { overflowed }, slots)
+    let refused = core::array::from_fn(|i| h.refused[i].load(Ordering::Relaxed));
+    (
+        Page::Live {
+            overflowed,
+            refused,
+        },
+        slots,
+    )
 }
 
 /// Takes a snapshot of process `pid`; None when it does not exist.
