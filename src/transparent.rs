@@ -11,17 +11,13 @@
 //! schedule, and makes `io_uring_enter` report `to_submit` whatever
 //! happened. This module is the contract that hides that:
 //!
-//! - **Who gets it** ([`eligible`]): never a process that can change its
-//!   credentials (root, any capability, AT_SECURE, differing real /
-//!   effective / saved ids) — after a privilege drop its requests would
-//!   still run with the old credentials; only where the poller can have a
-//!   CPU the process does not run on (RSURING_SQPOLL_CPUS minus the
-//!   process's affinity) — submission waits for the poller, and a poller
-//!   busy-polling the submitter's own CPU would make every submit wait for
-//!   a scheduler time slice; never setups
-//!   whose semantics a poller changes or that the kernel refuses with one
-//!   (IOPOLL, SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, TASKRUN_FLAG,
-//!   R_DISABLED, ATTACH_WQ, SQ_REWIND). Each refusal leaves the ring plain, is counted,
+//! - **Who gets it** ([`eligible`]): every ring not refused by one of
+//!   [`CONDITIONS`], the one list of refusal conditions (credentials that
+//!   can change, no CPU the poller can have to itself, the setup flags of
+//!   [`PLAIN_SETUPS`], a cpuset that refuses the poller's CPU, a forked
+//!   child, a kernel refusal). docs/transparent-sqpoll.md and rsuring(7)
+//!   hold the list as generated from it (the tests check both). Each
+//!   refusal leaves the ring plain, is counted (statistics, rsuring-stat)
 //!   and is noted once per reason on stderr.
 //! - **How an enter behaves** ([`enter`], and [`enter_by_fd`] for the
 //!   exported `io_uring_enter`): as on a plain ring. The SQEs the call
@@ -29,7 +25,9 @@
 //!   returns only when the kernel has consumed them, so the SQ is free
 //!   again and inline completions are posted; the count is the plain
 //!   ring's (`min(to_submit, queued)`), and a partial submission skips the
-//!   wait, as the kernel does.
+//!   wait, as the kernel does. The submit path takes no lock: where each
+//!   ring's submitted SQEs end (for mixing library submits with the
+//!   exported io_uring_enter) lives in a lock-free table ([`MARKS`]).
 //! - **fork**: the poller belongs to the process that created the ring. A
 //!   forked child that submits on an inherited transparent ring gets
 //!   `-EOWNERDEAD` (its SQEs are never published, so they can run neither
