@@ -422,11 +422,18 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
 /// in the process's cpuset (which the kernel checks for SQ_AFF), otherwise
 /// [`Refusal::Kernel`].
 pub fn kernel_refusal(cpus: &[u32]) -> Refusal {
+    // cgroup v2 names the file cpuset.cpus.effective, v1 (its cpuset
+    // hierarchy) cpuset.effective_cpus.
     let allowed = std::fs::read_to_string("/proc/self/cpuset")
         .ok()
         .and_then(|cg| {
             let cg = cg.trim().trim_start_matches('/').to_string();
-            std::fs::read_to_string(format!("/sys/fs/cgroup/{cg}/cpuset.cpus.effective")).ok()
+            [
+                format!("/sys/fs/cgroup/{cg}/cpuset.cpus.effective"),
+                format!("/sys/fs/cgroup/cpuset/{cg}/cpuset.effective_cpus"),
+            ]
+            .iter()
+            .find_map(|path| std::fs::read_to_string(path).ok())
         })
         .map(|t| parse_ranges(t.trim()));
     match allowed {

@@ -961,3 +961,89 @@ fn thread_moving_onto_the_poller_cpu_keeps_working() {
     assert_eq!(r.field("sqes"), "2000");
     r.assert_silent("moved onto the poller's CPU");
 }
+
+/// A cgroup with a cpuset of CPU 0 only (v1's cpuset hierarchy or v2),
+/// removed on drop; None when the machine has no cpuset controller.
+struct Cpuset {
+    dir: PathBuf,
+    procs: &'static str,
+}
+
+impl Cpuset {
+    fn cpu0() -> Option<Cpuset> {
+        let name = unique("rsuring-tp-cpuset");
+        let v1 = Path::new("/sys/fs/cgroup/cpuset");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let (dir, procs) = if v1.join("cpuset.cpus").exists() {
+            (v1.join(&name), "tasks")
+        } else if fs::read_to_string(v2.join("cgroup.controllers"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"))
+        {
+            fs::write(v2.join("cgroup.subtree_control"), "+cpuset").ok()?;
+            (v2.join(&name), "cgroup.procs")
+        } else {
+            return None;
+        };
+        fs::create_dir(&dir).ok()?;
+        let set = Cpuset { dir, procs };
+        fs::write(set.dir.join("cpuset.cpus"), "0").ok()?;
+        fs::write(set.dir.join("cpuset.mems"), "0").ok()?;
+        Some(set)
+    }
+
+    /// `sh -c` that moves itself into the cpuset, then runs the launch.
+    fn wrapper(&self) -> Vec<String> {
+        let procs = self.dir.join(self.procs).display().to_string();
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!("echo $$ > {procs} && exec \"$@\""),
+            "sh".into(),
+        ]
+    }
+}
+
+impl Drop for Cpuset {
+    fn drop(&mut self) {
+        // The test's processes have exited; the empty cgroup can go.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// A cpuset that excludes the CPU chosen for the poller: the kernel
+/// refuses the bound SQ thread, so the ring stays plain, works, and says
+/// `transparent=refused:cpu-refused`, with one note.
+#[test]
+fn cpuset_refusing_the_poller_cpu_leaves_the_ring_plain() {
+    require_root();
+    let Some(set) = Cpuset::cpu0() else {
+        common::skip(
+            "cpuset_refusing_the_poller_cpu_leaves_the_ring_plain",
+            "no cpuset cgroup controller",
+        );
+        return;
+    };
+    let wrap = set.wrapper();
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let l = launch(ours("syscalls"), &["plain", "100"])
+        .sqpoll()
+        .var("RSURING_STATS", "1")
+        .pin_cpu0()
+        .nobody()
+        .wrap(&wrap);
+    let Some(r) = pass(l) else { return };
+    let line = r.stdout.lines().find(|l| l.starts_with("line=")).unwrap();
+    assert!(
+        line.contains(" sqpoll=no ") && line.contains(" transparent=refused:cpu-refused "),
+        "{line}\n{}",
+        r.describe()
+    );
+    assert_eq!(r.field("sqes"), "100");
+    let notes: Vec<&str> = r
+        .notes()
+        .into_iter()
+        .filter(|l| l.contains("RSURING_SQPOLL=1:"))
+        .collect();
+    assert_eq!(notes.len(), 1, "one note:\n{}", r.describe());
+    assert!(notes[0].contains("cpuset"), "{}", notes[0]);
+}

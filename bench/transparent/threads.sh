@@ -46,10 +46,10 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-stat() { # CONFIG THREADS COLUMN -> "median (min-max)"
+stat() { # CONFIG THREADS COLUMN [DECIMALS] -> "median (min-max)"
 	awk -v c="$1" -v t="$2" -v k="$3" '$1 == c && $2 == t { print $k }' "$OUT/threads.raw" | sort -n |
-		awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
-			printf "%.0f (%.0f-%.0f)", m, a[1], a[NR] }'
+		awk -v d="${4:-0}" '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
+			f = "%." d "f (%." d "f-%." d "f)"; printf f, m, a[1], a[NR] }'
 }
 
 {
@@ -63,7 +63,7 @@ stat() { # CONFIG THREADS COLUMN -> "median (min-max)"
 	echo "| --- | --- | --- | --- | --- |"
 	for t in 1 2 4 8; do
 		for c in "${CONFIGS[@]}"; do
-			echo "| $t | $c | $(stat "$c" "$t" 3) | $(stat "$c" "$t" 4) | $(stat "$c" "$t" 5) |"
+			echo "| $t | $c | $(stat "$c" "$t" 3) | $(stat "$c" "$t" 4) | $(stat "$c" "$t" 5 3) |"
 		done
 	done
 } | tee "$OUT/threads.md"
