@@ -275,7 +275,9 @@ fn render(before: &Snapshot, now: &Snapshot, secs: f64) {
             let parts: Vec<String> = format::process_fields(now.pid, &refused, 0, false)
                 .into_iter()
                 .filter_map(|(k, v)| match (k.strip_prefix("refused_"), v) {
-                    (Some(name), format::Value::Num(n)) if n != 0 => Some(format!("{name} {n}")),
+                    (Some(name), format::Value::Num(n)) if n != 0 => {
+                        Some(format!("{} {n}", name.replace('_', "-")))
+                    }
                     _ => None,
                 })
                 .collect();
