@@ -21,7 +21,7 @@ use crate::sys::{
     IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
     IORING_SETUP_TASKRUN_FLAG,
 };
-use crate::transparent::{self, Refusal};
+use crate::transparent;
 use crate::{register, ring_fd, setup, stats};
 
 /// The live view of a ring the mapper has just set up (None if it is not).
@@ -54,6 +54,7 @@ unsafe fn init(
     if stats::enabled_by_env() {
         if let Some(live) = just_mapped(ring) {
             enable_stats(live);
+            stats::set_transparent(live, transparent::verdict());
         }
     }
     ret
@@ -104,6 +105,7 @@ unsafe fn apply_policy(
     let requested = *p;
     let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
     // For a transparent ring: the CPUs its poller may use.
+    transparent::clear_verdict();
     let spare = if cfg.transparent {
         transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
     } else {
@@ -134,7 +136,7 @@ unsafe fn apply_policy(
     if ret < 0 {
         // The kernel refuses SQPOLL with some setups: give the application
         // the ring it asked for.
-        transparent::refuse(Refusal::Kernel);
+        transparent::refuse(transparent::kernel_refusal(spare.as_deref().unwrap_or(&[])));
         *p = requested;
         // SAFETY: forwarded contract.
         return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
@@ -145,6 +147,7 @@ unsafe fn apply_policy(
     ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
     ring.fork_gen = fork_generation();
     ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
+    transparent::engaged();
     if let Some(live) = just_mapped(ring) {
         transparent::track(live);
     }

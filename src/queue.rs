@@ -93,20 +93,25 @@ impl LiveRing {
         sz: usize,
     ) -> c_int {
         let target = ring_fd::enter_target(self);
-        let ret = if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+        if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             let view = transparent::SqView::of(self);
             let from = self.sq.sqe_head;
+            let mut made = transparent::Made::default();
             // SAFETY: forwarded contract.
-            let ret =
-                unsafe { transparent::enter(&view, target, from, submit, wait_nr, flags, arg, sz) };
+            let ret = unsafe {
+                transparent::enter(
+                    &view, target, from, submit, wait_nr, flags, arg, sz, &mut made,
+                )
+            };
             if ret > 0 {
                 self.set_sqe_head(from.wrapping_add(ret as u32));
             }
-            ret
-        } else {
-            // SAFETY: forwarded contract.
-            unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) }
-        };
+            stats::count_transparent(self, made.wakeups, made.waited, ret);
+            return ret;
+        }
+        // SAFETY: forwarded contract.
+        let ret =
+            unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) };
         stats::count_enter(self, flags | target.1, ret);
         ret
     }

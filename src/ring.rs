@@ -498,6 +498,12 @@ impl SqWords {
     pub fn of_ring(&self, ring: &io_uring) -> bool {
         self.khead == ring.sq.khead.cast_const()
     }
+
+    /// The ring's identity while it lives: the address of its SQ head word.
+    #[inline(always)]
+    pub fn key(&self) -> usize {
+        self.khead as usize
+    }
 }
 
 #[cfg(test)]

@@ -206,6 +206,13 @@ impl SharedPoller {
 
 /// The poll thread of a ring: (kind, CPU or -1, rings it serves).
 fn poller_of(ring: &io_uring, shared: Option<SharedPoller>) -> (Sqpoll, i32, u32) {
+    if ring.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
+        let g = shared.unwrap_or(SharedPoller {
+            cpu: None,
+            rings: 1,
+        });
+        return (Sqpoll::Transparent, g.cpu_word(), g.rings);
+    }
     if ring.flags & IORING_SETUP_SQPOLL == 0 {
         return (Sqpoll::No, -1, 0);
     }
@@ -230,9 +237,15 @@ fn report(slot: &RingExt, end: End) {
         &slot.counters(),
         Some(end),
     );
+    write_report("rsuring:", &fields);
+}
+
+/// Writes one line of `fields` where `RSURING_STATS` says (`prefix` on
+/// stderr; JSON has none).
+fn write_report(prefix: &str, fields: &format::Fields) {
     let (fd, line) = match mode() {
         Mode::Off => return,
-        Mode::Stderr => (2, format::text("rsuring:", &fields) + "\n"),
+        Mode::Stderr => (2, format::text(prefix, fields) + "\n"),
         Mode::Json(path) => {
             let flags = libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_CLOEXEC;
             // SAFETY: a valid NUL-terminated path; the result is checked.
@@ -240,7 +253,7 @@ fn report(slot: &RingExt, end: End) {
             if fd < 0 {
                 return;
             }
-            (fd, format::json(&fields) + "\n")
+            (fd, format::json(fields) + "\n")
         }
     };
     // One write per line: lines of concurrent processes never interleave.
@@ -272,6 +285,13 @@ extern "C" fn at_process_exit() {
         }
         local.reported = true;
     }
+    if enabled_by_env() && crate::env::flag(crate::env::SQPOLL) {
+        let overflowed = reg
+            .region()
+            .map_or(0, |r| r.header.overflowed.load(Relaxed));
+        let fields = format::process_fields(std::process::id(), &refusals(), overflowed, true);
+        write_report("rsuring-process:", &fields);
+    }
     reg.unpublish();
 }
 
@@ -301,6 +321,7 @@ pub fn enable(ring: &mut LiveRing, shared: Option<SharedPoller>) -> c_int {
         sqpoll: sqpoll as u32,
         poller_cpu,
         poller_rings,
+        transparent: 0,
     };
     let mut reg = region::lock();
     let Some(slot) = reg.claim(&info, ring.cq.khead, ring.cq_head()) else {
@@ -313,7 +334,12 @@ pub fn enable(ring: &mut LiveRing, shared: Option<SharedPoller>) -> c_int {
         }
         return -libc::ENOMEM;
     };
-    if sqpoll == Sqpoll::Shared {
+    // A transparent ring says so; other verdicts (refusals) are known only
+    // at setup (`set_transparent`). A reused slot carries no old verdict.
+    let on = (sqpoll == Sqpoll::Transparent) as u32;
+    slot.id.transparent.store(on, Relaxed);
+    sync_refusals(&reg);
+    if matches!(sqpoll, Sqpoll::Shared | Sqpoll::Transparent) {
         reg.set_group_rings(poller_cpu, poller_rings);
     }
     drop(reg);
@@ -365,6 +391,64 @@ pub fn count_enter(ring: &LiveRing, flags: u32, ret: i32) {
     // submitting thread's.
     if ret > 0 && ring.flags & IORING_SETUP_SQPOLL == 0 {
         slot::bump(&s.sqes, ret as u64);
+    }
+}
+
+/// Counts one enter on a transparent SQPOLL ring by the system calls it
+/// made (its submit hands SQEs to the poller without one): `wakeups`
+/// io_uring_enter calls to wake the poller and, when `waited`, one that
+/// waited for completions. `ret` > 0 is the SQEs it submitted.
+#[inline(always)]
+pub fn count_transparent(ring: &LiveRing, wakeups: u32, waited: bool, ret: i32) {
+    let Some(slot) = slot_of(ring) else { return };
+    let s = &slot.submit;
+    if wakeups != 0 {
+        slot::bump(&s.wakeups, wakeups as u64);
+    }
+    if waited {
+        slot.reap.enters_wait.fetch_add(1, Relaxed);
+    }
+    if ret > 0 {
+        slot::bump(&s.sqes, ret as u64);
+    }
+}
+
+/// Records what RSURING_SQPOLL=1 decided for `ring` (a word of
+/// `Identity::transparent`: 1 on, 0x100 + reason refused).
+pub fn set_transparent(ring: &LiveRing, verdict: u32) {
+    if let Some(slot) = slot_of(ring) {
+        slot.id.transparent.store(verdict, Relaxed);
+    }
+}
+
+/// RSURING_SQPOLL=1 refusals of this process by reason (the order of
+/// `slot::REFUSAL_NAMES`); mirrored into the statistics page's header.
+static REFUSED: [core::sync::atomic::AtomicU32; slot::REFUSAL_COUNTERS] =
+    [const { core::sync::atomic::AtomicU32::new(0) }; slot::REFUSAL_COUNTERS];
+
+/// Counts a refusal of reason `index` for the exit report and the page.
+pub fn count_refusal(index: usize) {
+    let Some(counter) = REFUSED.get(index) else {
+        return;
+    };
+    counter.fetch_add(1, Relaxed);
+    let _errno = KeepErrno::new();
+    if let Some(reg) = region::lock_within(std::time::Duration::from_millis(100)) {
+        sync_refusals(&reg);
+    }
+}
+
+/// The refusal counts so far.
+pub fn refusals() -> [u32; slot::REFUSAL_COUNTERS] {
+    core::array::from_fn(|i| REFUSED[i].load(Relaxed))
+}
+
+/// Copies the refusal counts into the page's header, when there is a page.
+fn sync_refusals(reg: &region::Guard) {
+    if let Some(region) = reg.region() {
+        for (word, n) in region.header.refused.iter().zip(refusals()) {
+            word.store(n, Relaxed);
+        }
     }
 }
 

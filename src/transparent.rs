@@ -11,17 +11,13 @@
 //! schedule, and makes `io_uring_enter` report `to_submit` whatever
 //! happened. This module is the contract that hides that:
 //!
-//! - **Who gets it** ([`eligible`]): never a process that can change its
-//!   credentials (root, any capability, AT_SECURE, differing real /
-//!   effective / saved ids) — after a privilege drop its requests would
-//!   still run with the old credentials; only where the poller can have a
-//!   CPU the process does not run on (RSURING_SQPOLL_CPUS minus the
-//!   process's affinity) — submission waits for the poller, and a poller
-//!   busy-polling the submitter's own CPU would make every submit wait for
-//!   a scheduler time slice; never setups
-//!   whose semantics a poller changes or that the kernel refuses with one
-//!   (IOPOLL, SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, TASKRUN_FLAG,
-//!   R_DISABLED, ATTACH_WQ, SQ_REWIND). Each refusal leaves the ring plain, is counted,
+//! - **Who gets it** ([`eligible`]): every ring not refused by one of
+//!   [`CONDITIONS`], the one list of refusal conditions (credentials that
+//!   can change, no CPU the poller can have to itself, the setup flags of
+//!   [`PLAIN_SETUPS`], a cpuset that refuses the poller's CPU, a forked
+//!   child, a kernel refusal). docs/transparent-sqpoll.md and rsuring(7)
+//!   hold the list as generated from it (the tests check both). Each
+//!   refusal leaves the ring plain, is counted (statistics, rsuring-stat)
 //!   and is noted once per reason on stderr.
 //! - **How an enter behaves** ([`enter`], and [`enter_by_fd`] for the
 //!   exported `io_uring_enter`): as on a plain ring. The SQEs the call
@@ -29,7 +25,9 @@
 //!   returns only when the kernel has consumed them, so the SQ is free
 //!   again and inline completions are posted; the count is the plain
 //!   ring's (`min(to_submit, queued)`), and a partial submission skips the
-//!   wait, as the kernel does.
+//!   wait, as the kernel does. The submit path takes no lock: where each
+//!   ring's submitted SQEs end (for mixing library submits with the
+//!   exported io_uring_enter) lives in a lock-free table ([`MARKS`]).
 //! - **fork**: the poller belongs to the process that created the ring. A
 //!   forked child that submits on an inherited transparent ring gets
 //!   `-EOWNERDEAD` (its SQEs are never published, so they can run neither
@@ -43,7 +41,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
-use core::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use crate::lock::ForkSafeLock;
 
@@ -59,85 +57,288 @@ use crate::sys::{
 /// Why a ring did not get (or a call was refused) transparent SQPOLL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// Setup flags whose meaning an SQ thread changes.
+    /// Setup flags whose meaning an SQ thread changes ([`PLAIN_SETUPS`]).
     SetupFlags,
     /// The process can change its credentials.
     Privileged,
-    /// No CPU of RSURING_SQPOLL_CPUS lies outside the CPUs the process may
-    /// run on (or the variable is unset), so a poller could compete with it.
+    /// No CPU the poller could have to itself: the process may run on
+    /// every online CPU, or on every CPU of RSURING_SQPOLL_CPUS.
     NoPollerCpu,
+    /// The kernel refused an SQ thread bound to the CPU chosen for it
+    /// (a cpuset that excludes it).
+    CpuRefused,
     /// A forked child submitted on its parent's transparent ring.
     Fork,
     /// The kernel refused SQPOLL with this setup.
     Kernel,
 }
 
-const REFUSALS: usize = 5;
+/// Reasons, and so per-process refusal counters.
+pub const REFUSALS: usize = 6;
+
+/// One refusal condition: the reason, its name (in statistics:
+/// `transparent=refused:NAME`, `refused_NAME=N`), when it applies and what
+/// it leaves plain. The documentation and the man page are generated from
+/// [`CONDITIONS`] and [`PLAIN_SETUPS`] and checked against them by this
+/// module's tests.
+pub struct Condition {
+    pub why: Refusal,
+    pub name: &'static str,
+    /// When a ring is refused, as the docs say it.
+    pub when: &'static str,
+    /// Why that has to be refused.
+    pub because: &'static str,
+    /// What stays plain.
+    pub scope: &'static str,
+}
+
+/// The one list of refusal conditions, in counter order.
+pub const CONDITIONS: [Condition; REFUSALS] = [
+    Condition {
+        why: Refusal::SetupFlags,
+        name: "setup-flags",
+        when: "the setup has one of the flags of the table below",
+        because: "these select completion, ownership or submission semantics that an SQ thread changes, or the kernel refuses them together with SQPOLL",
+        scope: "that ring",
+    },
+    Condition {
+        why: Refusal::Privileged,
+        name: "privileged",
+        when: "the process can change its credentials: uid 0 among its real, effective or saved uids, a capability in its effective or permitted set, differing real, effective and saved uids or gids, or AT_SECURE (a set-id program)",
+        because: "the SQ thread runs every request with its creator's credentials; after a privilege drop an openat through the ring would still run with the old ones",
+        scope: "every ring of the process",
+    },
+    Condition {
+        why: Refusal::NoPollerCpu,
+        name: "no-poller-cpu",
+        when: "a poller needs a CPU of its own and none is left: with RSURING_SQPOLL_CPUS, none of its CPUs lies outside the CPUs the process may run on (sched_getaffinity at ring setup); without it, the process may run on every online CPU",
+        because: "every submit waits until the poller has consumed its SQEs, and a poller busy-polling the submitter's own CPU makes each submit wait for a scheduler time slice",
+        scope: "every ring of the process",
+    },
+    Condition {
+        why: Refusal::CpuRefused,
+        name: "cpu-refused",
+        when: "the kernel refuses an SQ thread bound to the CPU chosen for the poller (a cpuset that excludes that CPU)",
+        because: "an unbound poller could run on the submitter's CPU",
+        scope: "that ring",
+    },
+    Condition {
+        why: Refusal::Fork,
+        name: "fork",
+        when: "a forked child submits on a transparent ring it inherited",
+        because: "the poller belongs to the parent and would run the child's requests in the parent's memory and with its files",
+        scope: "that submission fails with -EOWNERDEAD",
+    },
+    Condition {
+        why: Refusal::Kernel,
+        name: "kernel",
+        when: "the kernel refuses SQPOLL for the setup",
+        because: "the application gets the ring it asked for",
+        scope: "that ring",
+    },
+];
+
+/// The setup flags that keep a ring plain ([`Refusal::SetupFlags`]), with
+/// their names and why. (SQPOLL and SQ_AFF are no candidates at all: the
+/// application chose SQPOLL itself, or the kernel must keep refusing
+/// SQ_AFF without it.)
+pub const PLAIN_SETUPS: [(u32, &str, &str); 8] = [
+    (
+        IORING_SETUP_IOPOLL,
+        "IOPOLL",
+        "the poller reaps polled completions itself: they are not posted when submit returns",
+    ),
+    (
+        IORING_SETUP_SQ_REWIND,
+        "SQ_REWIND",
+        "restarts the SQ at index 0 on every submit, which only the submitting task can do",
+    ),
+    (
+        IORING_SETUP_SINGLE_ISSUER,
+        "SINGLE_ISSUER",
+        "the poller, not the application's thread, would be the issuer",
+    ),
+    (
+        IORING_SETUP_DEFER_TASKRUN,
+        "DEFER_TASKRUN",
+        "completion work runs in the submitting task's waits; the kernel refuses it with SQPOLL",
+    ),
+    (
+        IORING_SETUP_COOP_TASKRUN,
+        "COOP_TASKRUN",
+        "the kernel refuses it with SQPOLL",
+    ),
+    (
+        IORING_SETUP_TASKRUN_FLAG,
+        "TASKRUN_FLAG",
+        "the kernel refuses it with SQPOLL",
+    ),
+    (
+        IORING_SETUP_R_DISABLED,
+        "R_DISABLED",
+        "the ring starts disabled and is enabled by a task of the application's choice",
+    ),
+    (
+        IORING_SETUP_ATTACH_WQ,
+        "ATTACH_WQ",
+        "the application shares its workers with a ring of its choice",
+    ),
+];
+
+/// The union of [`PLAIN_SETUPS`].
+const PLAIN_SETUP_MASK: u32 = {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < PLAIN_SETUPS.len() {
+        mask |= PLAIN_SETUPS[i].0;
+        i += 1;
+    }
+    mask
+};
 
 impl Refusal {
-    fn index(self) -> usize {
+    /// The counter index, the place in [`CONDITIONS`].
+    pub fn index(self) -> usize {
         self as usize
     }
 
+    /// The reason's row of [`CONDITIONS`].
+    pub fn condition(self) -> &'static Condition {
+        CONDITIONS
+            .iter()
+            .find(|c| c.why == self)
+            .expect("every reason has its condition")
+    }
+
+    /// The reason with counter index `i`, if any.
+    #[cfg(test)]
+    pub fn from_index(i: usize) -> Option<Refusal> {
+        CONDITIONS.get(i).map(|c| c.why)
+    }
+
     /// The one-line note printed once per reason.
-    fn note(self) -> &'static str {
-        match self {
-            Refusal::SetupFlags => {
-                "ring left plain: IOPOLL, SINGLE_ISSUER, DEFER_TASKRUN, COOP_TASKRUN, R_DISABLED and ATTACH_WQ setups keep their own semantics"
-            }
-            Refusal::Privileged => {
-                "rings left plain: this process can change its credentials (root, capabilities or set-id), and an SQ poll thread would keep the old ones"
-            }
-            Refusal::NoPollerCpu => {
-                "rings left plain: a poller needs a CPU of its own; set RSURING_SQPOLL_CPUS to CPUs this process does not run on (e.g. taskset -c 0 with RSURING_SQPOLL_CPUS=1)"
-            }
-            Refusal::Fork => {
-                "submission refused with -EOWNERDEAD: the ring's SQ poll thread belongs to the parent process"
-            }
-            Refusal::Kernel => "ring left plain: the kernel refused SQPOLL for this setup",
+    fn note(self) -> String {
+        let c = self.condition();
+        let mut when = c.when.to_string();
+        if self == Refusal::SetupFlags {
+            let names: Vec<&str> = PLAIN_SETUPS.iter().map(|f| f.1).collect();
+            when = format!("the setup has one of {}", names.join(", "));
         }
+        let hint = if self == Refusal::NoPollerCpu {
+            " (e.g. taskset -c 0 with RSURING_SQPOLL_CPUS=1)"
+        } else {
+            ""
+        };
+        format!(
+            "{} left plain ({}): {}; {}{hint}",
+            c.scope, c.name, when, c.because
+        )
     }
-
-    /// Short name (for the tests' messages).
-    #[cfg(test)]
-    fn name(self) -> &'static str {
-        match self {
-            Refusal::SetupFlags => "setup-flags",
-            Refusal::Privileged => "privileged",
-            Refusal::NoPollerCpu => "no-poller-cpu",
-            Refusal::Fork => "fork",
-            Refusal::Kernel => "kernel",
-        }
-    }
-
-    /// Every reason, in counter order.
-    #[cfg(test)]
-    const ALL: [Refusal; REFUSALS] = [
-        Refusal::SetupFlags,
-        Refusal::Privileged,
-        Refusal::NoPollerCpu,
-        Refusal::Fork,
-        Refusal::Kernel,
-    ];
 }
 
 static NOTED: [AtomicBool; REFUSALS] = [const { AtomicBool::new(false) }; REFUSALS];
-static REFUSED: [AtomicU64; REFUSALS] = [const { AtomicU64::new(0) }; REFUSALS];
+
+thread_local! {
+    /// What the last ring set up by this thread was told: 0 (nothing
+    /// decided), [`VERDICT_ON`], or [`VERDICT_REFUSED`] + reason index.
+    static VERDICT: core::cell::Cell<u32> = const { core::cell::Cell::new(0) };
+}
+
+/// A verdict word: the ring got transparent SQPOLL.
+pub const VERDICT_ON: u32 = 1;
+/// A verdict word: refused; the reason's index is added.
+pub const VERDICT_REFUSED: u32 = 0x100;
+
+/// Starts a ring setup: no verdict yet.
+pub fn clear_verdict() {
+    VERDICT.with(|v| v.set(0));
+}
+
+/// The verdict of this thread's last ring setup (see [`VERDICT_ON`]).
+pub fn verdict() -> u32 {
+    VERDICT.with(|v| v.get())
+}
+
+/// Records that the ring being set up got transparent SQPOLL.
+pub fn engaged() {
+    VERDICT.with(|v| v.set(VERDICT_ON));
+}
 
 /// Counts a refusal and prints its note the first time (a documented
 /// opt-in diagnostic: only processes that set RSURING_SQPOLL=1 see it).
 #[cold]
 pub fn refuse(why: Refusal) {
-    REFUSED[why.index()].fetch_add(1, Ordering::Relaxed);
+    crate::stats::count_refusal(why.index());
+    if why != Refusal::Fork {
+        VERDICT.with(|v| v.set(VERDICT_REFUSED + why.index() as u32));
+    }
     if !NOTED[why.index()].swap(true, Ordering::Relaxed) {
         eprintln!("rsuring: RSURING_SQPOLL=1: {}", why.note());
     }
 }
 
-/// How often each reason refused transparent SQPOLL in this process.
 #[cfg(test)]
-fn refusal_counts() -> [(Refusal, u64); REFUSALS] {
-    Refusal::ALL.map(|r| (r, REFUSED[r.index()].load(Ordering::Relaxed)))
+/// How often each reason refused transparent SQPOLL in this process, in
+/// [`CONDITIONS`] order.
+pub fn refusal_counts() -> [u32; REFUSALS] {
+    crate::stats::refusals()
+}
+
+#[cfg(test)]
+/// The refusal conditions as a Markdown table (docs/transparent-sqpoll.md
+/// holds this between its `refusals` markers; a test checks it).
+pub fn conditions_markdown() -> String {
+    let mut s = String::from("| reason | a ring stays plain when | why | what stays plain |\n| --- | --- | --- | --- |\n");
+    for c in &CONDITIONS {
+        s += &format!(
+            "| `{}` | {} | {} | {} |\n",
+            c.name, c.when, c.because, c.scope
+        );
+    }
+    s += "\n| setup flag (`IORING_SETUP_`) | why it keeps the ring plain |\n| --- | --- |\n";
+    for (_, name, why) in &PLAIN_SETUPS {
+        s += &format!("| `{name}` | {why} |\n");
+    }
+    s
+}
+
+#[cfg(test)]
+/// The same as roff for rsuring(7) (between its `refusals` comments).
+pub fn conditions_roff() -> String {
+    let esc = |t: &str| t.replace('-', "\\-");
+    // Text lines of at most 72 bytes, as mandoc's style check wants.
+    let wrap = |t: String| {
+        let mut out = String::new();
+        let mut line = String::new();
+        for word in t.split(' ') {
+            if !line.is_empty() && line.len() + 1 + word.len() > 72 {
+                out += &line;
+                out.push('\n');
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line += word;
+        }
+        out + &line + "\n"
+    };
+    let mut s = String::new();
+    for c in &CONDITIONS {
+        s += &format!(".TP\n.B {}\n", esc(c.name));
+        s += &wrap(format!(
+            "{} ({}: {}).",
+            esc(c.when),
+            esc(c.scope),
+            esc(c.because)
+        ));
+    }
+    s += ".PP\nSetup flags that keep a ring plain:\n";
+    for (_, name, why) in &PLAIN_SETUPS {
+        s += &format!(".TP\n.B IORING_SETUP_{}\n", esc(name));
+        s += &wrap(format!("{}.", esc(why)));
+    }
+    s
 }
 
 /// Whether the process could change its credentials: then an SQ thread,
@@ -158,41 +359,50 @@ fn in_mask(mask: &[u64; 16], cpu: u32) -> bool {
     word < mask.len() && mask[word] >> (cpu % 64) & 1 != 0
 }
 
+/// The online CPUs (`/sys/devices/system/cpu/online`, e.g. `0-3,6`).
+fn online_cpus() -> Vec<u32> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    parse_ranges(text.trim())
+}
+
+/// Parses a kernel CPU list (`0-3,6`); malformed parts are skipped.
+fn parse_ranges(text: &str) -> Vec<u32> {
+    let mut cpus = Vec::new();
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        if let (Ok(lo), Ok(hi)) = (lo.trim().parse::<u32>(), hi.trim().parse::<u32>()) {
+            // At most the 1024 CPUs a sched_getaffinity mask holds.
+            cpus.extend(lo..=hi.min(1023));
+        }
+    }
+    cpus
+}
+
 /// Whether a ring with setup `flags` (the application's, before any
 /// policy) may get transparent SQPOLL in this process: Ok with the CPUs its
-/// poller may be placed on — those of `poller_cpus` (RSURING_SQPOLL_CPUS)
-/// that the process cannot run on, so that submitting, which waits for the
-/// poller, never competes with it for a CPU — or the reason it may not,
-/// counted and noted. Rings that asked for SQPOLL themselves, or for SQ_AFF
-/// without it (which the kernel must keep refusing), are not candidates:
-/// `Err(SetupFlags)` without a note.
+/// poller may be placed on — those of `poller_cpus` (RSURING_SQPOLL_CPUS),
+/// or without it the online CPUs, that the process cannot run on, so that
+/// submitting, which waits for the poller, never competes with it for a
+/// CPU — or the reason it may not, counted and noted ([`CONDITIONS`]).
+/// Rings that asked for SQPOLL themselves, or for SQ_AFF without it (which
+/// the kernel must keep refusing), are not candidates: `Err(SetupFlags)`
+/// without a note.
 pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Refusal> {
     if flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF) != 0 {
         return Err(Refusal::SetupFlags);
     }
-    // COOP_TASKRUN and TASKRUN_FLAG: the kernel refuses them with SQPOLL;
-    // SQ_REWIND restarts the SQ at index 0 on every submit, which only the
-    // submitting task can do.
-    // IOPOLL: a poller reaps polled completions itself, so completions of
-    // the submitted requests are not posted by the time submit returns.
-    let semantic = IORING_SETUP_SQ_REWIND
-        | IORING_SETUP_IOPOLL
-        | IORING_SETUP_ATTACH_WQ
-        | IORING_SETUP_COOP_TASKRUN
-        | IORING_SETUP_TASKRUN_FLAG
-        | IORING_SETUP_DEFER_TASKRUN
-        | IORING_SETUP_SINGLE_ISSUER
-        | IORING_SETUP_R_DISABLED;
-    let verdict = if flags & semantic != 0 {
+    let verdict = if flags & PLAIN_SETUP_MASK != 0 {
         Err(Refusal::SetupFlags)
     } else if can_change_credentials() {
         Err(Refusal::Privileged)
     } else {
         let mine = sys::cpu_affinity();
-        let spare: Vec<u32> = poller_cpus
-            .unwrap_or(&[])
-            .iter()
-            .copied()
+        let candidates = match poller_cpus {
+            Some(list) => list.to_vec(),
+            None => online_cpus(),
+        };
+        let spare: Vec<u32> = candidates
+            .into_iter()
             .filter(|&cpu| mine.as_ref().is_some_and(|m| !in_mask(m, cpu)))
             .collect();
         if spare.is_empty() {
@@ -205,6 +415,31 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
         refuse(why);
     }
     verdict
+}
+
+/// Why the kernel refused the poller of a transparent ring on `cpus` (the
+/// CPUs it could have had): [`Refusal::CpuRefused`] when none of them is
+/// in the process's cpuset (which the kernel checks for SQ_AFF), otherwise
+/// [`Refusal::Kernel`].
+pub fn kernel_refusal(cpus: &[u32]) -> Refusal {
+    // cgroup v2 names the file cpuset.cpus.effective, v1 (its cpuset
+    // hierarchy) cpuset.effective_cpus.
+    let allowed = std::fs::read_to_string("/proc/self/cpuset")
+        .ok()
+        .and_then(|cg| {
+            let cg = cg.trim().trim_start_matches('/').to_string();
+            [
+                format!("/sys/fs/cgroup/{cg}/cpuset.cpus.effective"),
+                format!("/sys/fs/cgroup/cpuset/{cg}/cpuset.effective_cpus"),
+            ]
+            .iter()
+            .find_map(|path| std::fs::read_to_string(path).ok())
+        })
+        .map(|t| parse_ranges(t.trim()));
+    match allowed {
+        Some(allowed) if !cpus.iter().any(|c| allowed.contains(c)) => Refusal::CpuRefused,
+        _ => Refusal::Kernel,
+    }
 }
 
 /// What an enter on a transparent ring needs of it: the SQ ring words and
@@ -260,10 +495,21 @@ const SPINS_BEFORE_YIELD: u32 = 256;
 /// Yields between re-checks of a poller that may have gone back to sleep.
 const YIELDS_BEFORE_REWAKE: u32 = 4096;
 
+/// The system calls one [`enter`] made, for the statistics: a transparent
+/// ring's submit is a hand-over to the poller, not an io_uring_enter.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Made {
+    /// io_uring_enter calls with IORING_ENTER_SQ_WAKEUP.
+    pub wakeups: u32,
+    /// Whether the call ended with an io_uring_enter that waits for or
+    /// flushes completions (GETEVENTS).
+    pub waited: bool,
+}
+
 /// Hands the `n` SQEs after SQ position `head` to the poller and waits
 /// until it has consumed them. Wakes it at most once, unless it is found asleep again
 /// after a long wait. Returns 0, or the `-errno` of a failed wake-up.
-fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32) -> c_int {
+fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32, made: &mut Made) -> c_int {
     // The tail store must be visible to the poller before we look at
     // whether it sleeps, or both sides could miss the other.
     fence(Ordering::SeqCst);
@@ -275,6 +521,7 @@ fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32) -> c_int {
         }
         if !woke && view.needs_wakeup() {
             woke = true;
+            made.wakeups += 1;
             // SAFETY: no argument is passed.
             let ret = unsafe {
                 sys::io_uring_enter2(
@@ -303,7 +550,8 @@ fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32) -> c_int {
     }
 }
 
-/// io_uring_enter on a transparent ring, with a plain ring's result.
+/// io_uring_enter on a transparent ring, with a plain ring's result; the
+/// system calls it made are added to `made`.
 ///
 /// `from` is where the SQEs that earlier calls submitted end: the ones
 /// after it, up to the published tail, are this call's to submit (the
@@ -322,6 +570,7 @@ pub unsafe fn enter(
     flags: u32,
     arg: *const c_void,
     sz: usize,
+    made: &mut Made,
 ) -> c_int {
     if view.in_other_process() {
         refuse(Refusal::Fork);
@@ -330,7 +579,7 @@ pub unsafe fn enter(
     let queued = view.tail().wrapping_sub(from);
     let submitted = to_submit.min(queued);
     if submitted != 0 {
-        let ret = hand_over(view, target, from, submitted);
+        let ret = hand_over(view, target, from, submitted, made);
         if ret < 0 {
             return ret;
         }
@@ -341,6 +590,7 @@ pub unsafe fn enter(
         return submitted as c_int;
     }
     let flags = (flags & !(IORING_ENTER_SQ_WAKEUP | IORING_ENTER_SQ_WAIT)) | target.1;
+    made.waited = true;
     // SAFETY: forwarded contract.
     let ret = unsafe { sys::io_uring_enter2(target.0, 0, min_complete, flags, arg, sz) };
     if submitted != 0 {
@@ -350,13 +600,80 @@ pub unsafe fn enter(
     }
 }
 
+/// Where the SQEs submitted on each live transparent ring end, for mixing
+/// library submits with the exported io_uring_enter: an open-addressed
+/// table keyed by the ring's SQ head address, read and written without a
+/// lock on the submit path. Keys are claimed and given up only under
+/// [`FD_TABLE`]'s lock (ring setup and exit), so the submit path only
+/// finds its own ring's entry and stores into it.
+struct Mark {
+    /// [`EMPTY`], [`GONE`] or the ring's key.
+    key: AtomicUsize,
+    /// Where the SQEs submitted so far end.
+    to: AtomicU32,
+}
+
+/// Entries of [`MARKS`] (a power of two); at most half are used, so a
+/// lookup finds its key in a probe or two.
+const MARK_SLOTS: usize = 4096;
+/// A slot never used: lookups stop here.
+const EMPTY: usize = 0;
+/// A slot whose ring is gone: lookups go on past it, claims reuse it.
+const GONE: usize = 1;
+
+static MARKS: [Mark; MARK_SLOTS] = [const {
+    Mark {
+        key: AtomicUsize::new(EMPTY),
+        to: AtomicU32::new(0),
+    }
+}; MARK_SLOTS];
+
+/// The first slot to probe for `key` (an aligned address: drop the low bits).
+fn mark_start(key: usize) -> usize {
+    (key >> 6).wrapping_mul(0x9E37_79B9) % MARK_SLOTS
+}
+
+/// The mark of the live ring `key`, without a lock.
+fn find_mark(key: usize) -> Option<&'static Mark> {
+    let start = mark_start(key);
+    for i in 0..MARK_SLOTS {
+        let m = &MARKS[(start + i) % MARK_SLOTS];
+        match m.key.load(Ordering::Acquire) {
+            k if k == key => return Some(m),
+            EMPTY => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Claims a mark for `key` (under FD_TABLE's lock). None when half the
+/// table is used: that ring is then left without one (see [`track`]).
+fn claim_mark(key: usize, to: u32, used: usize) -> Option<&'static Mark> {
+    if used >= MARK_SLOTS / 2 {
+        return None;
+    }
+    let start = mark_start(key);
+    for i in 0..MARK_SLOTS {
+        let m = &MARKS[(start + i) % MARK_SLOTS];
+        let k = m.key.load(Ordering::Relaxed);
+        if k == EMPTY || k == GONE {
+            m.to.store(to, Ordering::Relaxed);
+            m.key.store(key, Ordering::Release);
+            return Some(m);
+        }
+    }
+    None
+}
+
 /// Live transparent rings by fd, for the exported io_uring_enter. An entry
 /// is known by its mapping (`view.words`), unique while the ring lives.
 struct FdEntry {
     fd: c_int,
     view: SqView,
-    /// Where the SQEs submitted through the exported io_uring_enter end.
-    submitted_to: u32,
+    /// Where the SQEs submitted (through the library or the exported
+    /// io_uring_enter) end.
+    mark: &'static Mark,
 }
 
 /// The table survives fork: a child must still recognise its parent's
@@ -374,7 +691,10 @@ extern "C" fn table_after_fork() {
     unsafe { FD_TABLE.unlock_after_fork(None) };
 }
 
-/// Records a new transparent ring for [`enter_by_fd`].
+/// Records a new transparent ring for [`enter_by_fd`]. A ring beyond the
+/// 2048 live transparent rings the marks hold is not recorded: the
+/// exported io_uring_enter then reaches the kernel on it unchanged (the
+/// kernel's SQPOLL behaviour, as for a registered ring index).
 pub fn track(ring: &LiveRing) {
     static ATFORK: std::sync::Once = std::sync::Once::new();
     ATFORK.call_once(|| {
@@ -391,24 +711,28 @@ pub fn track(ring: &LiveRing) {
         return;
     }
     let mut table = FD_TABLE.lock();
+    let key = ring.sq_words().key();
+    let Some(mark) = claim_mark(key, ring.sq.sqe_head, table.len()) else {
+        return;
+    };
     table.push(FdEntry {
         fd: ring.ring_fd,
         view: SqView::of(ring),
-        submitted_to: ring.sq.sqe_head,
+        mark,
     });
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 
 /// Records where the SQEs submitted on the ring with SQ words `words` now
 /// end, so that an exported io_uring_enter after a library submit (or the
-/// other way round) counts each SQE once.
+/// other way round) counts each SQE once. No lock: a probe of [`MARKS`].
+#[inline]
 fn record_submitted(words: SqWords, to: u32) {
-    if FD_TABLE_LEN.load(Ordering::Acquire) == 0 {
+    if FD_TABLE_LEN.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let mut table = FD_TABLE.lock();
-    if let Some(e) = table.iter_mut().find(|e| e.view.words == words) {
-        e.submitted_to = to;
+    if let Some(m) = find_mark(words.key()) {
+        m.to.store(to, Ordering::Release);
     }
 }
 
@@ -419,7 +743,13 @@ pub fn untrack(ring: &io_uring) {
         return;
     }
     let mut table = FD_TABLE.lock();
-    table.retain(|e| !e.view.words.of_ring(ring));
+    table.retain(|e| {
+        let keep = !e.view.words.of_ring(ring);
+        if !keep {
+            e.mark.key.store(GONE, Ordering::Release);
+        }
+        keep
+    });
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 
@@ -451,11 +781,12 @@ pub unsafe fn enter_by_fd(
             table
                 .iter()
                 .find(|e| e.fd as u32 == fd)
-                .map(|e| (e.view, e.submitted_to))
+                .map(|e| (e.view, e.mark.to.load(Ordering::Acquire)))
         };
     if let Some((view, from)) = found {
         let queued = view.tail().wrapping_sub(from);
         if view.in_other_process() || (to_submit != 0 && queued != 0) {
+            let mut made = Made::default();
             // SAFETY: forwarded contract.
             let ret = unsafe {
                 enter(
@@ -467,6 +798,7 @@ pub unsafe fn enter_by_fd(
                     flags,
                     arg,
                     sz,
+                    &mut made,
                 )
             };
             return ret;
@@ -506,13 +838,111 @@ mod tests {
 
     #[test]
     fn refusals_have_distinct_names_and_notes_in_counter_order() {
-        for (i, r) in Refusal::ALL.iter().enumerate() {
-            assert_eq!(r.index(), i, "{r:?}");
-            for other in &Refusal::ALL[i + 1..] {
-                assert_ne!(r.name(), other.name());
-                assert_ne!(r.note(), other.note());
+        for (i, c) in CONDITIONS.iter().enumerate() {
+            assert_eq!(c.why.index(), i, "{:?}", c.why);
+            assert_eq!(Refusal::from_index(i), Some(c.why));
+            for other in &CONDITIONS[i + 1..] {
+                assert_ne!(c.name, other.name);
+                assert_ne!(c.why.note(), other.why.note());
             }
         }
+        assert_eq!(Refusal::from_index(REFUSALS), None);
+    }
+
+    /// The statistics page and format name the counters with this list.
+    #[test]
+    fn statistics_name_the_refusals_of_the_one_list() {
+        let names: Vec<&str> = CONDITIONS.iter().map(|c| c.name).collect();
+        assert_eq!(names, crate::stats::slot::REFUSAL_NAMES);
+        for (i, c) in CONDITIONS.iter().enumerate() {
+            let word = crate::stats::format::transparent_word(VERDICT_REFUSED + i as u32);
+            assert_eq!(word.unwrap(), format!("refused:{}", c.name));
+        }
+        let word = crate::stats::format::transparent_word;
+        assert_eq!(word(VERDICT_ON).as_deref(), Some("on"));
+        assert_eq!(word(0), None);
+    }
+
+    /// The setup-flags note names every flag of the list.
+    #[test]
+    fn the_setup_flags_note_names_every_flag() {
+        let note = Refusal::SetupFlags.note();
+        for (_, name, _) in &PLAIN_SETUPS {
+            assert!(note.contains(name), "{name} missing from {note:?}");
+        }
+    }
+
+    /// What lies between `begin` and `end` in the repository file `path`.
+    fn generated_block(path: &str, begin: &str, end: &str) -> String {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let from = text
+            .find(begin)
+            .unwrap_or_else(|| panic!("{path} lacks the line {begin:?}"));
+        let body = &text[from + begin.len()..];
+        let to = body
+            .find(end)
+            .unwrap_or_else(|| panic!("{path} lacks the line {end:?}"));
+        body[..to].trim_start_matches('\n').to_string()
+    }
+
+    const DOCS: (&str, &str, &str) = (
+        "docs/transparent-sqpoll.md",
+        "<!-- refusals: generated from src/transparent.rs CONDITIONS; checked by its tests -->",
+        "<!-- refusals: end -->",
+    );
+    const MAN: (&str, &str, &str) = (
+        "man/man7/rsuring.7",
+        ".\\\" refusals: generated from src/transparent.rs CONDITIONS; checked by its tests",
+        ".\\\" refusals: end",
+    );
+
+    /// Rewrites the generated blocks of the docs and the man page:
+    /// `cargo test --lib -- --ignored regenerate_refusal_docs`.
+    #[test]
+    #[ignore]
+    fn regenerate_refusal_docs() {
+        for ((path, begin, end), body) in [(DOCS, conditions_markdown()), (MAN, conditions_roff())]
+        {
+            let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+            let text = std::fs::read_to_string(&file).unwrap();
+            let a = text.find(begin).expect("begin marker") + begin.len();
+            let b = a + text[a..].find(end).expect("end marker");
+            let new = format!("{}\n{body}{}", &text[..a], &text[b..]);
+            std::fs::write(&file, new).unwrap();
+        }
+    }
+
+    /// docs/transparent-sqpoll.md holds the refusal conditions as this
+    /// module generates them; on a mismatch the message gives the text.
+    #[test]
+    fn the_docs_state_the_refusal_conditions_of_the_code() {
+        let want = conditions_markdown();
+        let have = generated_block(DOCS.0, DOCS.1, DOCS.2);
+        assert!(
+            have == want,
+            "docs/transparent-sqpoll.md disagrees with src/transparent.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
+        );
+    }
+
+    /// rsuring(7)'s RSURING_SQPOLL section likewise.
+    #[test]
+    fn the_man_page_states_the_refusal_conditions_of_the_code() {
+        let want = conditions_roff();
+        let have = generated_block(MAN.0, MAN.1, MAN.2);
+        assert!(
+            have == want,
+            "man/man7/rsuring.7 disagrees with src/transparent.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
+        );
+    }
+
+    #[test]
+    fn kernel_cpu_lists_parse() {
+        assert_eq!(parse_ranges("0-3,6"), vec![0, 1, 2, 3, 6]);
+        assert_eq!(parse_ranges("1"), vec![1]);
+        assert_eq!(parse_ranges(""), Vec::<u32>::new());
+        assert_eq!(parse_ranges("x,2"), vec![2]);
+        assert!(online_cpus().contains(&0));
     }
 
     #[test]
@@ -529,6 +959,8 @@ mod tests {
     fn setups_with_their_own_semantics_are_refused_and_counted() {
         let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
         for flags in [
+            IORING_SETUP_IOPOLL,
+            IORING_SETUP_SQ_REWIND,
             IORING_SETUP_ATTACH_WQ,
             IORING_SETUP_COOP_TASKRUN,
             IORING_SETUP_TASKRUN_FLAG,
@@ -536,7 +968,7 @@ mod tests {
             IORING_SETUP_SINGLE_ISSUER,
             IORING_SETUP_R_DISABLED,
         ] {
-            let count = |counts: [(Refusal, u64); REFUSALS]| counts[Refusal::SetupFlags.index()].1;
+            let count = |counts: [u32; REFUSALS]| counts[Refusal::SetupFlags.index()];
             let before = count(refusal_counts());
             assert_eq!(
                 eligible(flags, Some(&[1])),

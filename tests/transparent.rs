@@ -489,20 +489,19 @@ fn every_submit_variant_returns_after_consumption() {
 // 6. One CPU
 
 /// Allowed one CPU (taskset -c 0), an unprivileged process under
-/// RSURING_SQPOLL=1 gets plain rings (its poller would share its CPU), one
-/// note naming the reason.
+/// RSURING_SQPOLL=1 without RSURING_SQPOLL_CPUS gets transparent rings
+/// whose poller runs on a CPU the process gave up, and no note.
 #[test]
-fn single_cpu_affinity_refuses_transparent_sqpoll() {
-    let Some(r) = pass(
-        launch(ours("rings"), &["plain"])
+fn single_cpu_affinity_gets_transparent_sqpoll_without_sqpoll_cpus() {
+    // Issue 21: RSURING_SQPOLL=1 alone finds the CPUs the process gave up.
+    if let Some(r) = pass(
+        launch(ours("rings"), &["transparent"])
             .sqpoll()
             .nobody()
             .pin_cpu0(),
-    ) else {
-        return;
-    };
-    assert_eq!(r.field("cpus"), "1", "{}", r.describe());
-    r.assert_one_note("taskset -c 0", true, CPU_REASON);
+    ) {
+        r.assert_silent("taskset -c 0, RSURING_SQPOLL_CPUS unset");
+    }
 }
 
 /// Without RSURING_SQPOLL_CPUS the poller would be unbound, free to share
@@ -729,4 +728,322 @@ fn plain_programs_without_rsuring_sqpoll_print_nothing() {
             r.assert_silent("plain ring, RSURING_SQPOLL unset");
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// 8. Statistics that tell the truth (issue 21)
+
+/// The io_uring_enter calls in an strace -f output, and those of them that
+/// woke an SQ thread (resumed halves of interrupted calls carry no name
+/// with "(" and are not counted twice).
+fn enter_calls(trace: &str) -> (u64, u64) {
+    let calls: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("io_uring_enter("))
+        .collect();
+    let wakeups = calls
+        .iter()
+        .filter(|l| l.contains("IORING_ENTER_SQ_WAKEUP"))
+        .count();
+    (calls.len() as u64, wakeups as u64)
+}
+
+/// Runs `syscalls` under strace and returns the run and the calls counted,
+/// None when it skipped.
+fn counted(what: &str, l: Launch) -> Option<(Run, u64, u64)> {
+    let out = Removed(common::area().bin_dir.join(unique("strace")));
+    let r = l.strace(&out.0).go();
+    let trace = fs::read_to_string(&out.0).unwrap_or_default();
+    if !r.passed() {
+        return None;
+    }
+    let (calls, wakeups) = enter_calls(&trace);
+    eprintln!(
+        "{what}: strace {calls} io_uring_enter ({wakeups} wake-ups); {}",
+        r.field("line")
+    );
+    Some((r, calls, wakeups))
+}
+
+/// 800 NOP round trips (every 8th after a 10 ms pause, so the SQ thread
+/// is asleep and must be woken) on a plain ring, a PERCPU-shared SQPOLL
+/// ring and a transparent one: `enters` equals the io_uring_enter calls
+/// strace counted, `wakeups` the calls with SQ_WAKEUP; the transparent
+/// ring says `sqpoll=transparent poller_cpu=1 transparent=on` and makes no
+/// submit-only enter (its submits are hand-overs, not system calls).
+#[test]
+fn statistics_count_the_system_calls_that_were_made() {
+    if !common::require_tool(
+        "statistics_count_the_system_calls_that_were_made",
+        "strace",
+        "strace",
+    ) {
+        return;
+    }
+    let bin = ours("syscalls");
+    let args = ["800", "10"];
+    let cases = [
+        (
+            "plain",
+            "no",
+            launch(&bin, &["plain", args[0], args[1]])
+                .nobody()
+                .pin_cpu0(),
+        ),
+        (
+            "percpu",
+            "shared",
+            launch(&bin, &["sqpoll", args[0], args[1]])
+                .var("RSURING_SQPOLL_PERCPU", "1")
+                .var("RSURING_SQPOLL_CPUS", "1")
+                .var("RSURING_SQPOLL_IDLE_MS", "5")
+                .nobody()
+                .pin_cpu0(),
+        ),
+        (
+            "transparent",
+            "transparent",
+            launch(&bin, &["transparent", args[0], args[1]])
+                .sqpoll_with_poller_cpu()
+                .var("RSURING_SQPOLL_IDLE_MS", "5")
+                .nobody(),
+        ),
+    ];
+    for (what, sqpoll, l) in cases {
+        let Some((r, calls, wakeups)) = counted(what, l) else {
+            continue;
+        };
+        let num = |k: &str| -> u64 { r.field(k).parse().unwrap() };
+        assert_eq!(
+            num("enters"),
+            calls,
+            "{what}: the statistics count {} io_uring_enter calls, strace {calls}:\n{}",
+            num("enters"),
+            r.describe()
+        );
+        assert_eq!(
+            num("wakeups"),
+            wakeups,
+            "{what}: wake-ups:\n{}",
+            r.describe()
+        );
+        let line = r.stdout.lines().find(|l| l.starts_with("line=")).unwrap();
+        assert!(
+            line.contains(&format!(" sqpoll={sqpoll} ")),
+            "{what}: want sqpoll={sqpoll}: {line}"
+        );
+        if what == "transparent" {
+            for want in [" poller_cpu=1 ", " transparent=on ", " enters_submit=0 "] {
+                assert!(line.contains(want), "{what}: want{want}in {line}");
+            }
+            assert!(
+                wakeups > 0,
+                "{what}: the pauses put the poller to sleep: {line}"
+            );
+        }
+        r.assert_silent(what);
+    }
+}
+
+/// A refused ring says why on its statistics line
+/// (`transparent=refused:REASON`), and the exit report ends with the
+/// process's refusal counts (`rsuring-process: ... refused_REASON=N`).
+#[test]
+fn refused_rings_say_why_and_the_exit_report_counts_refusals() {
+    let bin = ours("syscalls");
+    let cases = [
+        // Allowed on every CPU: no CPU for a poller.
+        (
+            "no-poller-cpu",
+            launch(&bin, &["plain", "10"]).sqpoll().nobody(),
+        ),
+        // Root can change its credentials.
+        (
+            "privileged",
+            launch(&bin, &["plain", "10"]).sqpoll().pin_cpu0(),
+        ),
+    ];
+    for (reason, l) in cases {
+        let Some(r) = pass(l.var("RSURING_STATS", "1")) else {
+            continue;
+        };
+        let line = r.field("line");
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("line="))
+            .unwrap_or(&line);
+        let want = format!(" transparent=refused:{reason} ");
+        assert!(line.contains(&want), "{reason}: want{want}in {line}");
+        assert!(line.contains(" sqpoll=no "), "{reason}: {line}");
+        let process: Vec<&str> = r
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("rsuring-process:"))
+            .collect();
+        assert_eq!(
+            process.len(),
+            1,
+            "{reason}: one process line:\n{}",
+            r.describe()
+        );
+        let key = format!(" refused_{}=1 ", reason.replace('-', "_"));
+        assert!(
+            process[0].contains(&key) && process[0].ends_with(" end=process_exit"),
+            "{reason}: want{key}in {}",
+            process[0]
+        );
+    }
+}
+
+/// Without RSURING_SQPOLL_CPUS, a process pinned to CPU 0 gets its poller
+/// on a CPU it does not run on (CPU 1 here), least-loaded first.
+#[test]
+fn pinned_process_finds_a_poller_cpu_without_sqpoll_cpus() {
+    let bin = ours("syscalls");
+    let l = launch(&bin, &["transparent", "100"])
+        .sqpoll()
+        .pin_cpu0()
+        .nobody();
+    let Some(r) = pass(l) else { return };
+    let line = r.field("line");
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("line="))
+        .unwrap_or(&line);
+    assert!(
+        line.contains(" sqpoll=transparent ") && !line.contains(" poller_cpu=0 "),
+        "want a transparent ring whose poller is not on CPU 0: {line}"
+    );
+    r.assert_silent("pinned, no RSURING_SQPOLL_CPUS");
+}
+
+/// An unknown CPU in RSURING_SQPOLL_CPUS: the variable is reported and
+/// ignored, and the ring keeps working (here transparent, on the CPU found
+/// as without the variable).
+#[test]
+fn unknown_cpu_in_sqpoll_cpus_is_reported_and_rings_keep_working() {
+    let bin = ours("syscalls");
+    for list in ["4095", "1,4000", "1-"] {
+        let l = launch(&bin, &["transparent", "100"])
+            .sqpoll()
+            .var("RSURING_SQPOLL_CPUS", list)
+            .pin_cpu0()
+            .nobody();
+        let Some(r) = pass(l) else { continue };
+        let notes = r.notes();
+        assert_eq!(
+            notes.len(),
+            1,
+            "{list}: one note about the variable:\n{}",
+            r.describe()
+        );
+        assert!(
+            notes[0].contains("RSURING_SQPOLL_CPUS"),
+            "{list}: {}",
+            notes[0]
+        );
+        assert_eq!(r.field("sqes"), "100", "{list}");
+    }
+}
+
+/// An application thread that later moves onto its poller's CPU: every
+/// round trip still completes, in order, and is counted once.
+#[test]
+fn thread_moving_onto_the_poller_cpu_keeps_working() {
+    let bin = ours("syscalls");
+    let l = launch(&bin, &["move", "2000"])
+        .sqpoll_with_poller_cpu()
+        .nobody();
+    let Some(r) = pass(l) else { return };
+    assert_eq!(r.field("moved"), "1000");
+    assert_eq!(r.field("sqes"), "2000");
+    r.assert_silent("moved onto the poller's CPU");
+}
+
+/// A cgroup with a cpuset of CPU 0 only (v1's cpuset hierarchy or v2),
+/// removed on drop; None when the machine has no cpuset controller.
+struct Cpuset {
+    dir: PathBuf,
+    procs: &'static str,
+}
+
+impl Cpuset {
+    fn cpu0() -> Option<Cpuset> {
+        let name = unique("rsuring-tp-cpuset");
+        let v1 = Path::new("/sys/fs/cgroup/cpuset");
+        let v2 = Path::new("/sys/fs/cgroup");
+        let (dir, procs) = if v1.join("cpuset.cpus").exists() {
+            (v1.join(&name), "tasks")
+        } else if fs::read_to_string(v2.join("cgroup.controllers"))
+            .is_ok_and(|c| c.split_whitespace().any(|w| w == "cpuset"))
+        {
+            fs::write(v2.join("cgroup.subtree_control"), "+cpuset").ok()?;
+            (v2.join(&name), "cgroup.procs")
+        } else {
+            return None;
+        };
+        fs::create_dir(&dir).ok()?;
+        let set = Cpuset { dir, procs };
+        fs::write(set.dir.join("cpuset.cpus"), "0").ok()?;
+        fs::write(set.dir.join("cpuset.mems"), "0").ok()?;
+        Some(set)
+    }
+
+    /// `sh -c` that moves itself into the cpuset, then runs the launch.
+    fn wrapper(&self) -> Vec<String> {
+        let procs = self.dir.join(self.procs).display().to_string();
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!("echo $$ > {procs} && exec \"$@\""),
+            "sh".into(),
+        ]
+    }
+}
+
+impl Drop for Cpuset {
+    fn drop(&mut self) {
+        // The test's processes have exited; the empty cgroup can go.
+        let _ = fs::remove_dir(&self.dir);
+    }
+}
+
+/// A cpuset that excludes the CPU chosen for the poller: the kernel
+/// refuses the bound SQ thread, so the ring stays plain, works, and says
+/// `transparent=refused:cpu-refused`, with one note.
+#[test]
+fn cpuset_refusing_the_poller_cpu_leaves_the_ring_plain() {
+    require_root();
+    let Some(set) = Cpuset::cpu0() else {
+        common::skip(
+            "cpuset_refusing_the_poller_cpu_leaves_the_ring_plain",
+            "no cpuset cgroup controller",
+        );
+        return;
+    };
+    let wrap = set.wrapper();
+    let wrap: Vec<&str> = wrap.iter().map(String::as_str).collect();
+    let l = launch(ours("syscalls"), &["plain", "100"])
+        .sqpoll()
+        .var("RSURING_STATS", "1")
+        .pin_cpu0()
+        .nobody()
+        .wrap(&wrap);
+    let Some(r) = pass(l) else { return };
+    let line = r.stdout.lines().find(|l| l.starts_with("line=")).unwrap();
+    assert!(
+        line.contains(" sqpoll=no ") && line.contains(" transparent=refused:cpu-refused "),
+        "{line}\n{}",
+        r.describe()
+    );
+    assert_eq!(r.field("sqes"), "100");
+    let notes: Vec<&str> = r
+        .notes()
+        .into_iter()
+        .filter(|l| l.contains("RSURING_SQPOLL=1:"))
+        .collect();
+    assert_eq!(notes.len(), 1, "one note:\n{}", r.describe());
+    assert!(notes[0].contains("cpuset"), "{}", notes[0]);
 }

@@ -95,8 +95,8 @@ fn main() -> ExitCode {
 /// One stderr line when the page is not shown as it is.
 fn note_page(s: &Snapshot) {
     let why = match &s.page {
-        Page::Live { overflowed: 0 } => return,
-        &Page::Live { overflowed } => {
+        Page::Live { overflowed: 0, .. } => return,
+        &Page::Live { overflowed, .. } => {
             format!(
                 "{overflowed} rings of process {} found no statistics slot",
                 s.pid
@@ -204,6 +204,14 @@ fn print_once(s: &Snapshot) {
         }
         println!("{}", format::text("rsuring-poller:", &fields));
     }
+    if let Page::Live {
+        overflowed,
+        refused,
+    } = s.page
+    {
+        let fields = format::process_fields(s.pid, &refused, overflowed, false);
+        println!("{}", format::text("rsuring-process:", &fields));
+    }
 }
 
 /// A ring without statistics: what the kernel says.
@@ -247,7 +255,7 @@ fn poller_word(r: &Ring) -> String {
         };
     };
     match (Sqpoll::from_raw(info.sqpoll), info.poller_cpu) {
-        (Sqpoll::No, _) => "-".into(),
+        (Sqpoll::No, _) => format::transparent_word(info.transparent).unwrap_or("-".into()),
         (kind, cpu) => {
             let at = if cpu < 0 {
                 "unbound".to_string()
@@ -290,6 +298,20 @@ fn render(before: &Snapshot, now: &Snapshot, secs: f64) {
         now.pollers.len(),
         secs
     );
+    if let Page::Live { refused, .. } = now.page {
+        if refused.iter().any(|&n| n != 0) {
+            let parts: Vec<String> = format::process_fields(now.pid, &refused, 0, false)
+                .into_iter()
+                .filter_map(|(k, v)| match (k.strip_prefix("refused_"), v) {
+                    (Some(name), format::Value::Num(n)) if n != 0 => {
+                        Some(format!("{} {n}", name.replace('_', "-")))
+                    }
+                    _ => None,
+                })
+                .collect();
+            out += &format!("RSURING_SQPOLL=1 refused: {}\n", parts.join(", "));
+        }
+    }
     let ring_row = |cells: [&str; 11]| {
         let [fd, poller, sqes, cqes, enters, wake, sqwait, batch, sq, cq, ovf] = cells;
         format!(

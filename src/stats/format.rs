@@ -15,12 +15,13 @@
 //! | `ring` | ring fd (-1 for a ring with only a registered fd) |
 //! | `flags` | setup flags as the kernel got them, hex |
 //! | `sq_entries`, `cq_entries` | ring sizes |
-//! | `sqpoll` | `no`, `own` (its own SQ poll thread) or `shared` (a per-CPU shared one) |
+//! | `sqpoll` | `no`, `own` (its own SQ poll thread), `shared` (a per-CPU shared one) or `transparent` (a shared one added by RSURING_SQPOLL=1 to a ring set up plain) |
 //! | `poller_cpu` | the poll thread's CPU, `unbound`, or `none` without one |
 //! | `poller_rings` | rings served by that poll thread, this one included |
+//! | `transparent` | only under RSURING_SQPOLL=1: `on`, or `refused:REASON` (see `crate::transparent::CONDITIONS`) |
 //! | `sqes` | SQEs submitted (for SQ poll rings: published to the thread) |
 //! | `cqes` | CQEs consumed, through the library or the inline helpers |
-//! | `enters` | io_uring_enter calls: the sum of the next four |
+//! | `enters` | io_uring_enter system calls made: the sum of the next four (a transparent ring's submit hands its SQEs to the poller and makes none) |
 //! | `enters_submit` | ... to submit only |
 //! | `enters_wait` | ... to wait for or flush completions |
 //! | `enters_sqwait` | ... to wait for SQ space (SQ poll rings with a full SQ) |
@@ -30,13 +31,18 @@
 //! | `chains_split` | link chains a shared poll thread had to split |
 //! | `end` | only in exit reports: `ring_exit` or `process_exit` (the program never called io_uring_queue_exit) |
 //!
+//! Exit reports under RSURING_SQPOLL=1 end with one `rsuring-process:`
+//! line ([`process_fields`]: `pid`, `kind=process`, `refused_REASON=N` per
+//! reason, `stats_overflowed`, `end=process_exit`; the same object in
+//! JSON); `rsuring-stat --once` prints it too (without `end`).
+//!
 //! `rsuring-stat --once` appends live fields (`sq_fill`, `cq_fill`,
 //! `poller_tid`); the fio engine appends its own (`job`, ...). Readers must
 //! accept keys they do not know.
 
 use std::fmt::Write;
 
-use super::slot::{Counters, RingInfo, Sqpoll};
+use super::slot::{Counters, RingInfo, Sqpoll, REFUSAL_NAMES};
 
 /// A field value.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +90,11 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
         ("sqpoll", Value::Word(sqpoll.word().into())),
         ("poller_cpu", cpu),
         ("poller_rings", Value::Num(info.poller_rings as u64)),
+    ];
+    if let Some(word) = transparent_word(info.transparent) {
+        f.push(("transparent", Value::Word(word)));
+    }
+    f.extend([
         ("sqes", Value::Num(c.sqes)),
         ("cqes", Value::Num(c.cqes)),
         ("enters", Value::Num(c.enters())),
@@ -95,7 +106,7 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
         ("reap_mean", Value::Mean(mean)),
         ("reap_max", Value::Num(c.reap_max)),
         ("chains_split", Value::Num(c.chains_split)),
-    ];
+    ]);
     if let Some(end) = end {
         let word = match end {
             End::RingExit => "ring_exit",
@@ -104,6 +115,53 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
         f.push(("end", Value::Word(word.into())));
     }
     f
+}
+
+/// `on`, `refused:REASON`, or None (no RSURING_SQPOLL=1 verdict) for an
+/// `Identity::transparent` word.
+pub fn transparent_word(v: u32) -> Option<String> {
+    match v {
+        0 => None,
+        1 => Some("on".into()),
+        v => Some(match REFUSAL_NAMES.get(v.wrapping_sub(0x100) as usize) {
+            Some(name) => format!("refused:{name}"),
+            None => format!("unknown:{v:#x}"),
+        }),
+    }
+}
+
+/// The process fields (`rsuring-process:` lines): `kind=process`, RSURING_SQPOLL=1's
+/// refusals by reason (`refused_REASON`), the rings that found no
+/// statistics slot, and in exit reports `end=process_exit`.
+pub fn process_fields(pid: u32, refused: &[u32], overflowed: u32, end: bool) -> Fields {
+    let mut f: Fields = vec![
+        ("pid", Value::Num(pid as u64)),
+        ("kind", Value::Word("process".into())),
+    ];
+    for (name, n) in REFUSAL_NAMES.iter().zip(refused) {
+        f.push((refusal_key(name), Value::Num(*n as u64)));
+    }
+    f.push(("stats_overflowed", Value::Num(overflowed as u64)));
+    if end {
+        f.push(("end", Value::Word("process_exit".into())));
+    }
+    f
+}
+
+/// `refused_setup_flags` for `setup-flags` (static keys, from the names).
+fn refusal_key(name: &str) -> &'static str {
+    const KEYS: [&str; REFUSAL_NAMES.len()] = [
+        "refused_setup_flags",
+        "refused_privileged",
+        "refused_no_poller_cpu",
+        "refused_cpu_refused",
+        "refused_fork",
+        "refused_kernel",
+    ];
+    REFUSAL_NAMES
+        .iter()
+        .position(|n| *n == name)
+        .map_or("refused_unknown", |i| KEYS[i])
 }
 
 /// `rsuring: key=value ...` (no newline). Words never contain blanks.
@@ -201,6 +259,7 @@ mod tests {
             sqpoll: Sqpoll::Shared as u32,
             poller_cpu: -1,
             poller_rings: 2,
+            transparent: 0,
         };
         let c = Counters {
             sqes: 1000,
@@ -252,6 +311,38 @@ mod tests {
         let t = text("x", &ring_fields(1, &info, &c, None));
         assert!(t.contains(" sqpoll=own poller_cpu=1 "), "{t}");
         assert!(!t.contains("end="), "{t}");
+    }
+
+    #[test]
+    fn transparent_rings_say_so_and_refused_rings_say_why() {
+        let (mut info, c) = sample();
+        info.sqpoll = Sqpoll::Transparent as u32;
+        info.poller_cpu = 1;
+        info.transparent = 1;
+        let t = text("x", &ring_fields(1, &info, &c, None));
+        assert!(
+            t.contains(" sqpoll=transparent poller_cpu=1 poller_rings=2 transparent=on sqes="),
+            "{t}"
+        );
+        info.sqpoll = Sqpoll::No as u32;
+        info.transparent = 0x102;
+        let t = text("x", &ring_fields(1, &info, &c, None));
+        assert!(
+            t.contains(
+                " sqpoll=no poller_cpu=none poller_rings=2 transparent=refused:no-poller-cpu "
+            ),
+            "{t}"
+        );
+        let p = text(
+            "rsuring-process:",
+            &process_fields(7, &[0, 1, 2, 3, 4, 5], 9, true),
+        );
+        assert_eq!(
+            p,
+            "rsuring-process: pid=7 kind=process refused_setup_flags=0 refused_privileged=1 \
+             refused_no_poller_cpu=2 refused_cpu_refused=3 refused_fork=4 refused_kernel=5 \
+             stats_overflowed=9 end=process_exit"
+        );
     }
 
     #[test]

@@ -20,7 +20,11 @@ use super::slot::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Page {
     /// The page is there and mapped by the process.
-    Live { overflowed: u32 },
+    Live {
+        overflowed: u32,
+        /// RSURING_SQPOLL=1 refusals by reason (`slot::REFUSAL_NAMES`).
+        refused: [u32; super::slot::REFUSAL_COUNTERS],
+    },
     /// No statistics page: statistics are off (or /dev/shm is unusable).
     Missing,
     /// A page with this pid that the process does not map (it exec'd, or
@@ -362,8 +366,20 @@ pub fn parse_page(pid: u32, header: &[u8], copies: [&[u8]; 3]) -> (Page, Vec<Pag
     }
     // SAFETY: as in header_slots (checked there to be whole).
     let h = unsafe { copy_plain::<Header>(&header[..HEADER_LEN]) };
-    let overflowed = h.map_or(0, |h| h.overflowed.load(Ordering::Relaxed));
-    (Page::Live { overflowed }, slots)
+    let overflowed = h
+        .as_ref()
+        .map_or(0, |h| h.overflowed.load(Ordering::Relaxed));
+    let refused = core::array::from_fn(|i| {
+        h.as_ref()
+            .map_or(0, |h| h.refused[i].load(Ordering::Relaxed))
+    });
+    (
+        Page::Live {
+            overflowed,
+            refused,
+        },
+        slots,
+    )
 }
 
 /// Takes a snapshot of process `pid`; None when it does not exist.
@@ -565,7 +581,7 @@ mod tests {
     fn live_slots_are_the_odd_generations_below_slots_used() {
         let b = page(3, &[1, 2, 5, 7]);
         let (p, slots) = parse(&b, 7);
-        assert_eq!(p, Page::Live { overflowed: 0 });
+        assert!(matches!(p, Page::Live { overflowed: 0, .. }), "{p:?}");
         let fds: Vec<i32> = slots.iter().map(|s| s.info.ring_fd).collect();
         assert_eq!(fds, [100, 102], "slot 3 is past slots_used");
         assert_eq!((slots[1].index, slots[1].gen), (2, 5));
@@ -579,7 +595,7 @@ mod tests {
             &a[..HEADER_LEN],
             [&a[SLOTS_AT..], &a[SLOTS_AT..], &b[SLOTS_AT..]],
         );
-        assert_eq!(p, Page::Live { overflowed: 0 });
+        assert!(matches!(p, Page::Live { overflowed: 0, .. }), "{p:?}");
         assert_eq!(slots.len(), 1);
         assert_eq!(slots[0].index, 0);
     }

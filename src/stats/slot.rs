@@ -24,6 +24,9 @@ pub enum Sqpoll {
     Own = 1,
     /// A poll thread shared with the other rings of its group.
     Shared = 2,
+    /// A shared poll thread that RSURING_SQPOLL=1 added to a ring the
+    /// application set up plain.
+    Transparent = 3,
 }
 
 impl Sqpoll {
@@ -31,6 +34,7 @@ impl Sqpoll {
         match v {
             1 => Sqpoll::Own,
             2 => Sqpoll::Shared,
+            3 => Sqpoll::Transparent,
             _ => Sqpoll::No,
         }
     }
@@ -40,6 +44,7 @@ impl Sqpoll {
             Sqpoll::No => "no",
             Sqpoll::Own => "own",
             Sqpoll::Shared => "shared",
+            Sqpoll::Transparent => "transparent",
         }
     }
 }
@@ -58,7 +63,26 @@ pub struct Header {
     pub pid: AtomicU32,
     /// Rings that found no free slot and have no statistics.
     pub overflowed: AtomicU32,
+    /// RSURING_SQPOLL=1 refusals of this process by reason (in the order
+    /// of `crate::transparent::CONDITIONS`; [`REFUSAL_NAMES`]). In bytes
+    /// that version 1 left zero: a reader of an older page sees none.
+    pub refused: [AtomicU32; REFUSAL_COUNTERS],
 }
+
+/// Refusal counters in [`Header::refused`].
+pub const REFUSAL_COUNTERS: usize = 6;
+
+/// The names of [`Header::refused`]'s counters (the statistics keys are
+/// `refused_` + the name with `_` for `-`). `crate::transparent`'s tests
+/// check them against its list of conditions.
+pub const REFUSAL_NAMES: [&str; REFUSAL_COUNTERS] = [
+    "setup-flags",
+    "privileged",
+    "no-poller-cpu",
+    "cpu-refused",
+    "fork",
+    "kernel",
+];
 
 /// What a ring is; written when the ring takes the slot.
 #[repr(C, align(64))]
@@ -77,6 +101,10 @@ pub struct Identity {
     pub poller_cpu: AtomicI32,
     /// Rings sharing the poll thread, this one included (0 without one).
     pub poller_rings: AtomicU32,
+    /// Under RSURING_SQPOLL=1: 0 (no verdict), 1 (transparent SQPOLL on),
+    /// or 0x100 + the index of the reason it was refused
+    /// ([`REFUSAL_NAMES`]). In bytes that version 1 left zero.
+    pub transparent: AtomicU32,
 }
 
 /// Adds to a counter that only one thread at a time writes (the submitting
@@ -139,6 +167,8 @@ pub struct RingInfo {
     pub sqpoll: u32,
     pub poller_cpu: i32,
     pub poller_rings: u32,
+    /// [`Identity::transparent`].
+    pub transparent: u32,
 }
 
 /// A ring's counters, as plain values.
@@ -178,6 +208,7 @@ impl RingExt {
             sqpoll: id.sqpoll.load(Relaxed),
             poller_cpu: id.poller_cpu.load(Relaxed),
             poller_rings: id.poller_rings.load(Relaxed),
+            transparent: id.transparent.load(Relaxed),
         }
     }
 
@@ -270,7 +301,9 @@ impl RingExt {
 }
 
 const _: () = {
+    // Version 1's layout: the new fields live in its padding.
     assert!(core::mem::size_of::<Header>() == 64);
+    assert!(core::mem::size_of::<Identity>() == 64);
     assert!(core::mem::size_of::<RingExt>() == 192);
     assert!(core::mem::offset_of!(Region, slots) == 64);
 };
