@@ -51,10 +51,11 @@ class Missing(Exception):
     pass
 
 
-def lookup(text, source, label, column):
+def lookup(text, source, label, column, newest=True):
     """The cell of the row whose first cell is label, in the column whose
-    header is column (first table that has both)."""
-    for header, rows in tables(text):
+    header is column (the last table that has both: results files append
+    newer runs after older ones; newest=False: the first)."""
+    for header, rows in (reversed(tables(text)) if newest else tables(text)):
         if column not in header:
             continue
         for row in rows:
@@ -63,9 +64,9 @@ def lookup(text, source, label, column):
     raise Missing(f"{source}: no row {label!r} with a column {column!r}")
 
 
-def row_where(text, source, column_values, column):
+def row_where(text, source, column_values, column, newest=True):
     """Like lookup, for a row identified by several columns' values."""
-    for header, rows in tables(text):
+    for header, rows in (reversed(tables(text)) if newest else tables(text)):
         if column not in header or any(k not in header for k in column_values):
             continue
         for row in rows:
@@ -118,9 +119,32 @@ def summary(hot, sq, fio, transparent):
             "NOP QD128 b32: rsuring vs liburing 2.3", "Debian's liburing 2.3")
     hot_row("liburing API, NOP QD1 round trip",
             "NOP QD1: rsuring vs liburing 2.15", "liburing 2.15")
-    hot_row("batched reap, `rsuring_wait_batch_cqe`",
-            "reap rsuring_wait_batch_cqe vs liburing 2.15 peek_batch_cqe",
-            "liburing 2.15 `io_uring_peek_batch_cqe`")
+    # The batch tables give cost ratios (< 1: rsuring cheaper); the summary
+    # speaks in speed (> 1: rsuring faster), so they are inverted here.
+    def speed(cost):
+        return f"{1 / float(cost):.2f}"
+
+    def batch_row(what, step, batch):
+        key = {"step": step, "op": "nop", "batch": batch}
+        cost = row_where(hot, HOTPATH, key, "wait_batch / 2.15 best")
+        low, high = row_where(hot, HOTPATH, key, "min–max").split("–")
+        noise = row_where(hot, HOTPATH, key, "A vs A noise")
+        cell = f"{speed(cost)} [{speed(high)}–{speed(low)}]"
+        rows.append((what, "liburing 2.15's cheapest loop in the same round",
+                     f"{cell}, noise {noise}", verdict(cell), HOTPATH))
+
+    for b in ("8", "32", "128"):
+        batch_row(f"batched reap `rsuring_wait_batch_cqe`, reaping step, NOP batch {b}",
+                  "reap", b)
+    batch_row("batched reap `rsuring_wait_batch_cqe`, submit + wait + reap, NOP batch 32",
+              "e2e", "32")
+    for what in ("buffered (/dev/shm)", "O_DIRECT (loop device)"):
+        cpu = lookup(hot, HOTPATH, what, "batched / plain CPU per I/O")
+        low, high = lookup(hot, HOTPATH, what, "min–max").split("–")
+        cell = f"{speed(cpu)} [{speed(high)}–{speed(low)}]"
+        rows.append((f"`rsuring_queue_init_batched`, 4 KiB reads QD 32, {what}, "
+                     "submitting thread's CPU per I/O",
+                     "a plain ring", cell, verdict(cell), HOTPATH))
     hot_row("statistics on (`RSURING_STATS=1`), batch 32",
             "b32: RSURING_STATS=1 vs off", "statistics off")
 
@@ -137,14 +161,18 @@ def summary(hot, sq, fio, transparent):
                  f"{row_where(sq, SQPOLL, k4, 'shared/single')} ({shared} / {single})",
                  verdict(row_where(sq, SQPOLL, k4, 'shared/single')), SQPOLL))
 
-    plain = row_where(fio, FIO, {"QD": "32"}, "IOPS ratio")
+    # fio: the first section's figures (Debian's fio 3.33, the one CI runs);
+    # later sections are other fio versions, measured by hand.
+    plain = row_where(fio, FIO, {"QD": "32"}, "IOPS ratio", newest=False)
     rows.append(("fio engine, plain ring, QD 32 (IOPS)", "fio's io_uring engine",
                  f"{plain}; fio against itself "
-                 + row_where(fio, FIO, {"job": "plain QD 32"}, "IOPS"), verdict(plain), FIO))
-    polled = lookup(fio, FIO, "ratio rsuring / fio", "IOPS")
+                 + row_where(fio, FIO, {"job": "plain QD 32"}, "IOPS", newest=False),
+                 verdict(plain), FIO))
+    polled = lookup(fio, FIO, "ratio rsuring / fio", "IOPS", newest=False)
     rows.append(("fio engine, `sqthread_poll`, one job at QD 128 (IOPS)",
                  "fio's io_uring engine, same option", polled, verdict(polled), FIO))
-    percpu = lookup(fio, FIO, "rsuring, `sqthread_poll_percpu=1`", "IOPS vs fio's 4 x 32")
+    percpu = lookup(fio, FIO, "rsuring, `sqthread_poll_percpu=1`", "IOPS vs fio's 4 x 32",
+                    newest=False)
     rows.append(("fio engine, 4 jobs × QD 32, `sqthread_poll_percpu=1` (IOPS)",
                  "fio's io_uring engine, a poller per ring", percpu, verdict(percpu), FIO))
     if transparent is None:
@@ -152,8 +180,14 @@ def summary(hot, sq, fio, transparent):
                      "no committed results yet (`bench/transparent/run.sh`)", "not measured",
                      TRANSPARENT))
     else:
-        rows.append(("transparent SQPOLL (`RSURING_SQPOLL=1`)", "a plain ring",
-                     "see below", "see below", TRANSPARENT))
+        for header, body in tables(transparent):
+            if header[:2] == ["what", "compared with"]:
+                for r in body:
+                    rows.append((f"transparent SQPOLL: {r[0]}", r[1],
+                                 f"{r[2]} (a loaded machine)", r[3], TRANSPARENT))
+                break
+        else:
+            raise Missing(f"{TRANSPARENT}: no summary table")
 
     out = ["| what | compared with | rsuring / peer (> 1: rsuring faster) | verdict | source |",
            "| --- | --- | --- | --- | --- |"]
