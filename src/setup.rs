@@ -529,21 +529,42 @@ pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
 }
 
 /// `io_uring_mlock_size_params`: locked memory a ring needs; 0 on kernels
-/// that charge rings to the memory cgroup instead (5.12+). The kernel's
-/// features come from a throw-away ring that is never mapped and never
-/// sees the library's policy.
+/// that charge rings to the memory cgroup instead (5.12+, which announce
+/// IORING_FEAT_NATIVE_WORKERS). The kernel's features come from a
+/// throw-away ring that is never mapped and never sees the library's
+/// policy. When that ring cannot be set up (most often because the
+/// caller's locked memory is used up, which is what the caller wants to
+/// know about), the features count as none and the size is computed all
+/// the same, as liburing does: only invalid `entries` or `p` are an error.
 pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
     let mut probe_params = io_uring_params::default();
     // SAFETY: `probe_params` is a valid, writable params struct.
     let fd = unsafe { sys::io_uring_setup(entries, &mut probe_params) };
-    if fd < 0 {
-        return fd as isize;
+    if fd >= 0 {
+        sys::close(fd);
+        if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
+            return 0;
+        }
     }
-    sys::close(fd);
-    if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
-        return 0;
+    match sq_cq_entries(entries, p) {
+        Ok((sq, cq)) => locked_charge(p.flags, sq, cq) as isize,
+        Err(e) => e as isize,
     }
-    memory_size_params(entries, p)
+}
+
+/// What a kernel that charges rings to RLIMIT_MEMLOCK (5.11 and older)
+/// charges for a ring: it allocates the ring headers + CQEs + SQ index
+/// array as one block and the SQEs as another, each a power-of-two number
+/// of pages (a page-order allocation). This is also liburing 2.3's figure
+/// (liburing 2.15 returns the smaller `io_uring_memory_size`, which such a
+/// kernel would refuse when the limit is that tight).
+fn locked_charge(flags: u32, sq: u32, cq: u32) -> usize {
+    /// The kernel's `struct io_rings` in front of the CQEs.
+    const KERNEL_RINGS_HEADER: usize = 320;
+    let page = page_size();
+    let order_pages = |bytes: usize| bytes.div_ceil(page).next_power_of_two();
+    let rings = round_up(KERNEL_RINGS_HEADER + cqes_bytes(flags, cq), 64) + sq as usize * 4;
+    (order_pages(rings) + order_pages(sqes_bytes(flags, sq))) * page
 }
 
 /// The layout of rings after IORING_REGISTER_RESIZE_RINGS. The kernel's
@@ -676,6 +697,24 @@ mod tests {
         assert_eq!(sq_cq_entries(8, &cq(65537)), EINVAL);
         // cq_entries means nothing without CQSIZE.
         assert_eq!(sq_cq_entries(8, &params(0, 4)), Ok((8, 16)));
+    }
+
+    #[test]
+    fn locked_charge_is_two_page_order_blocks() {
+        // 4096 entries on 4 KiB pages: rings 320 + 8192 * 16 + 4096 * 4
+        // bytes = 37 pages -> 64; SQEs 64 pages. liburing 2.3 says 524288.
+        if page_size() == 4096 {
+            assert_eq!(locked_charge(0, 4096, 8192), 524288);
+            // 8 entries: one page each.
+            assert_eq!(locked_charge(0, 8, 16), 2 * 4096);
+            // CQE32: 128 CQEs of 32 bytes + 320 + 256 -> 2 pages.
+            assert_eq!(locked_charge(IORING_SETUP_CQE32, 64, 128), 3 * 4096);
+        }
+        // Each block is a power of two pages, never less than the bytes.
+        for sq in [1u32, 2, 64, 1024, 32768] {
+            let bytes = locked_charge(0, sq, 2 * sq);
+            assert!(bytes >= memory_size_params(sq, &params(0, 0)) as usize);
+        }
     }
 
     #[test]
