@@ -9,7 +9,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::ring::{self, int_flags, io_uring, io_uring_cq, io_uring_sq};
@@ -279,10 +279,42 @@ const PRIVATE_SQ_ARRAY_LEN: usize = KERN_MAX_ENTRIES as usize;
 static PRIVATE_SQ_ARRAY: [AtomicU32; PRIVATE_SQ_ARRAY_LEN] =
     [const { AtomicU32::new(0) }; PRIVATE_SQ_ARRAY_LEN];
 
-/// Set once a ring set up without NO_SQARRAY succeeded after the same setup
-/// with it failed: the kernel predates the flag (Linux < 6.6), so later
-/// rings skip the attempt that is bound to fail.
-static KERNEL_LACKS_NO_SQARRAY: AtomicBool = AtomicBool::new(false);
+/// Whether the kernel takes IORING_SETUP_NO_SQARRAY (Linux 6.6+), learnt
+/// once per process: from the first ring that gets it, or, when a setup
+/// with it fails with -EINVAL, from a one-entry ring set up with nothing
+/// else (the -EINVAL may be about another flag). Rings on a kernel without
+/// it then come up with the kernel's array straight away, and a setup that
+/// the kernel refuses for another reason is refused once, as liburing's is.
+static NO_SQARRAY_SUPPORT: AtomicU8 = AtomicU8::new(SUPPORT_UNKNOWN);
+const SUPPORT_UNKNOWN: u8 = 0;
+const SUPPORTED: u8 = 1;
+const UNSUPPORTED: u8 = 2;
+
+/// [`NO_SQARRAY_SUPPORT`], asking the kernel if nobody has yet. Unknown
+/// when the kernel cannot say (e.g. the one-entry ring does not fit the
+/// caller's locked memory).
+fn no_sqarray_support() -> u8 {
+    let known = NO_SQARRAY_SUPPORT.load(Ordering::Relaxed);
+    if known != SUPPORT_UNKNOWN {
+        return known;
+    }
+    let mut p = io_uring_params {
+        flags: IORING_SETUP_NO_SQARRAY,
+        ..Default::default()
+    };
+    // SAFETY: `p` is a valid, writable params struct.
+    let fd = unsafe { sys::io_uring_setup(1, &mut p) };
+    let learnt = if fd >= 0 {
+        sys::close(fd);
+        SUPPORTED
+    } else if fd == -libc::EINVAL {
+        UNSUPPORTED
+    } else {
+        return SUPPORT_UNKNOWN;
+    };
+    NO_SQARRAY_SUPPORT.store(learnt, Ordering::Relaxed);
+    learnt
+}
 
 /// `RSURING_SQARRAY=1` (read once per process): never add
 /// IORING_SETUP_NO_SQARRAY, for programs that put their own, non-identity
@@ -326,7 +358,7 @@ pub unsafe fn map_new_ring(
     let asked = p.flags;
     if asked & IORING_SETUP_NO_SQARRAY != 0
         || keep_sq_array_by_env()
-        || KERNEL_LACKS_NO_SQARRAY.load(Ordering::Relaxed)
+        || NO_SQARRAY_SUPPORT.load(Ordering::Relaxed) == UNSUPPORTED
     {
         // SAFETY: forwarded contract.
         return unsafe { init_once(entries, ring, p, buf, buf_size) };
@@ -335,20 +367,17 @@ pub unsafe fn map_new_ring(
     // SAFETY: forwarded contract.
     let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
     if ret >= 0 {
+        NO_SQARRAY_SUPPORT.store(SUPPORTED, Ordering::Relaxed);
         ring.sq.array = private_sq_array(ring.sq.ring_entries);
         return ret;
     }
-    if ret != -libc::EINVAL {
-        p.flags = asked;
+    p.flags = asked;
+    if ret != -libc::EINVAL || no_sqarray_support() == SUPPORTED {
         return ret;
     }
-    p.flags = asked;
+    // The kernel lacks the flag (or could not say): set up what was asked.
     // SAFETY: forwarded contract.
-    let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
-    if ret >= 0 {
-        KERNEL_LACKS_NO_SQARRAY.store(true, Ordering::Relaxed);
-    }
-    ret
+    unsafe { init_once(entries, ring, p, buf, buf_size) }
 }
 
 /// One io_uring_setup attempt with exactly `p.flags`, and the mapping.
