@@ -132,12 +132,21 @@ unsafe fn apply_policy(
         return ret;
     }
     if ret < 0 {
-        // The kernel refuses SQPOLL with some setups: give the application
-        // the ring it asked for.
-        transparent::refuse(Refusal::Kernel);
+        if ret == -libc::ENOSYS {
+            // io_uring is disabled (kernel.io_uring_disabled=2): a plain
+            // ring would get the same answer.
+            return ret;
+        }
+        // The kernel refuses SQPOLL with some setups (memory, an LSM, a
+        // CPU): give the application the ring it asked for. When that
+        // fails too, the refusal was not SQPOLL's: no note, no count.
         *p = requested;
         // SAFETY: forwarded contract.
-        return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+        let plain = unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+        if plain >= 0 {
+            transparent::refuse(Refusal::Kernel);
+        }
+        return plain;
     }
     // The application sees the plain ring it asked for (with what setup
     // adds to every ring, NO_SQARRAY); the poller is rsuring's business
