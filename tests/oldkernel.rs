@@ -398,3 +398,46 @@ fn transparent_ring_whose_sqpoll_setup_is_refused_comes_up_plain() {
         "one note for both refusals"
     );
 }
+
+#[test]
+fn batched_init_degrades_per_kernel_and_learns_once() {
+    let bin = CProgram::new("batched", "tests/oldkernel/batched.c").build();
+    // (kernel, the rings' flags, setups refused for the tiers, first ring only)
+    let cases = [
+        // Neither DEFER_TASKRUN (6.1) nor COOP_TASKRUN (5.19): the first
+        // ring tries DEFER_TASKRUN with and without NO_SQARRAY, then COOP.
+        ("5.15", "0", 3),
+        ("6.1", "0x3200", 0), // SINGLE_ISSUER | DEFER_TASKRUN | TASKRUN_FLAG
+    ];
+    for (kernel, flags, refused_tiers) in cases {
+        let log = log_file("batched.log");
+        let run = emulated(launch(&bin, &[]), kernel, &[], &log.0).run();
+        assert!(run.ok(), "{kernel}: {}", run.describe());
+        let got = fields(&run);
+        for i in 0..3 {
+            assert_eq!(
+                got[&format!("ring{i}_flags")],
+                flags,
+                "{kernel}: {}",
+                run.describe()
+            );
+            assert_eq!(
+                got[&format!("ring{i}_nop")],
+                "0",
+                "{kernel}: {}",
+                run.describe()
+            );
+        }
+        let log = read_log(&log.0);
+        // Refusals other than the NO_SQARRAY-only ones (see
+        // c_tests_under_older_kernels for those).
+        let tiers = log
+            .lines()
+            .filter(|l| l.contains("setup refused") && !l.contains("flags 0x10000 "))
+            .count();
+        assert_eq!(
+            tiers, refused_tiers,
+            "{kernel}: refused tiers, first ring only:\n{log}"
+        );
+    }
+}
