@@ -441,3 +441,22 @@ fn batched_init_degrades_per_kernel_and_learns_once() {
         );
     }
 }
+
+#[test]
+fn rings_in_application_memory_need_6_5() {
+    let bin = CProgram::new("no_mmap", "tests/oldkernel/no_mmap.c").build();
+    let native = launch(&bin, &[]).run();
+    assert!(native.ok(), "{}", native.describe());
+    assert_eq!(fields(&native)["nop"], "0", "{}", native.describe());
+    for (kernel, want) in [("6.1", "-22"), ("6.6", "0")] {
+        let log = log_file("no_mmap.log");
+        let run = emulated(launch(&bin, &[]), kernel, &[], &log.0).run();
+        assert!(run.ok(), "{kernel}: {}", run.describe());
+        assert_eq!(
+            fields(&run)["init_mem"],
+            want,
+            "{kernel}: {}",
+            run.describe()
+        );
+    }
+}
