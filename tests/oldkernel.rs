@@ -460,3 +460,35 @@ fn rings_in_application_memory_need_6_5() {
         );
     }
 }
+
+#[test]
+fn shared_poller_that_cannot_be_verified_degrades_to_dedicated() {
+    let bin = CProgram::new("unverified_poller", "tests/oldkernel/unverified_poller.c").build();
+    let note = "rsuring: shared SQPOLL: /proc/self/fdinfo/";
+    // Seen: the two rings share one poller, nothing printed.
+    let run = launch(&bin, &[]).var("RSURING_SQPOLL_PERCPU", "1").run();
+    assert!(run.ok(), "{}", run.describe());
+    assert_eq!(fields(&run)["sq_threads"], "1", "{}", run.describe());
+    assert!(!run.stderr.contains(note), "{}", run.describe());
+    // Hidden: a poller each, both rings work, one note.
+    let log = log_file("unverified_poller.log");
+    let l = launch(&bin, &[]).var("RSURING_SQPOLL_PERCPU", "1");
+    let run = emulated(l, "6.6", &["--hide-fdinfo"], &log.0).run();
+    assert!(run.ok(), "{}", run.describe());
+    let got = fields(&run);
+    assert_eq!(got["sq_threads"], "2", "{}", run.describe());
+    assert_eq!(
+        (got["ring0_nop"].as_str(), got["ring1_nop"].as_str()),
+        ("0", "0")
+    );
+    assert_eq!(
+        run.stderr.matches(note).count(),
+        1,
+        "one note: {}",
+        run.describe()
+    );
+    assert!(
+        read_log(&log.0).contains("fdinfo hidden"),
+        "the supervisor hid fdinfo"
+    );
+}

@@ -2,7 +2,8 @@
  * supervise — run a command under an older kernel's io_uring.
  *
  *   supervise [--kernel 5.15|6.1|6.6|N.M] [--disabled 1|2]
- *             [--sqpoll-error ERRNO] [--log FILE] [--tables] -- COMMAND...
+ *             [--sqpoll-error ERRNO] [--hide-fdinfo] [--log FILE] [--tables]
+ *             -- COMMAND...
  *
  * The real kernel keeps doing the work; this program makes its answers
  * those of the emulated kernel (tables: kernels.h):
@@ -18,6 +19,8 @@
  * fail with -ENOSYS, 1 with -EPERM (a process outside io_uring_group).
  * --sqpoll-error makes every SQPOLL setup fail with -ERRNO (e.g. 12: what a
  * kernel short of memory for the poller answers).
+ * --hide-fdinfo makes every open of /proc/self/fdinfo/... fail with -ENOENT
+ * (a kernel that shows no ring details there; slow: every openat stops).
  * --log appends one line per decision (setup, refusal, probe) to FILE.
  * --tables prints the emulated kernel's masks and exits.
  *
@@ -78,6 +81,7 @@ struct emulation {
 	unsigned last_op;
 	int disabled;
 	int sqpoll_error;
+	int hide_fdinfo;
 };
 
 static struct emulation emu;
@@ -168,22 +172,26 @@ static int install_filter(void)
 		/* 1 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		/* 2 */ RET(SECCOMP_RET_ALLOW),
 		/* 3 */ LD_NR,
-		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 3, 0),
-		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 3, 0),
-		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 6, 0),
-		/* 7 */ RET(SECCOMP_RET_ALLOW),
-		/* 8: setup */ RET(SECCOMP_RET_TRACE),
-		/* 9: enter: flags are argument 3 */ LD_ARG(3),
-		/* 10 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ~emu.enter_flags, 0, 1),
-		/* 11 */ RET(SECCOMP_RET_TRACE),
-		/* 12 */ RET(SECCOMP_RET_ALLOW),
-		/* 13: register: opcode is argument 1 */ LD_ARG(1),
-		/* 14 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+		/* 4 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 5, 0),
+		/* 5 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_enter, 5, 0),
+		/* 6 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_register, 8, 0),
+		/* 7: openat only with --hide-fdinfo */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+			 emu.hide_fdinfo ? __NR_openat : (unsigned)-1, 0, 1),
+		RET(SECCOMP_RET_TRACE),
+		RET(SECCOMP_RET_ALLOW),
+		/* 10: setup */ RET(SECCOMP_RET_TRACE),
+		/* 11: enter: flags are argument 3 */ LD_ARG(3),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, ~emu.enter_flags, 0, 1),
+		/* 13 */ RET(SECCOMP_RET_TRACE),
+		/* 14 */ RET(SECCOMP_RET_ALLOW),
+		/* 15: register: opcode is argument 1 */ LD_ARG(1),
+		/* 16 */ BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
 				  emu.reg_reg_ring ? ~USE_REGISTERED_RING_BIT : ~0U),
-		/* 15 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, emu.register_ops, 1, 0),
-		/* 16 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, REGISTER_PROBE, 0, 1),
-		/* 17 */ RET(SECCOMP_RET_TRACE),
-		/* 18 */ RET(SECCOMP_RET_ALLOW),
+		/* 17 */ BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, emu.register_ops, 1, 0),
+		/* 18 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, REGISTER_PROBE, 0, 1),
+		/* 19 */ RET(SECCOMP_RET_TRACE),
+		/* 20 */ RET(SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
@@ -310,6 +318,17 @@ static int on_seccomp(struct tracee *t)
 		t->addr = regs.rsi;
 		t->flags = flags;
 		return PTRACE_SYSCALL;
+	case __NR_openat: {
+		static const char fdinfo[] = "/proc/self/fdinfo/";
+		char path[sizeof(fdinfo)];
+
+		if (peek(t->tid, regs.rsi, path, sizeof(path) - 1) == 0 &&
+		    !memcmp(path, fdinfo, sizeof(path) - 1)) {
+			note("pid %d fdinfo hidden: -ENOENT", pid_of(t));
+			refuse(t->tid, &regs, ENOENT);
+		}
+		return PTRACE_CONT;
+	}
 	case __NR_io_uring_enter:
 		note("pid %d enter refused: flags %#llx: -EINVAL", pid_of(t),
 		     (unsigned long long)(regs.r10 & ~(unsigned long long)emu.enter_flags));
@@ -465,14 +484,14 @@ static int supervise(pid_t child)
 static void usage(void)
 {
 	fprintf(stderr, "usage: supervise [--kernel 5.15|6.1|6.6|N.M] [--disabled 1|2] "
-			"[--sqpoll-error ERRNO] [--log FILE] [--tables] -- COMMAND...\n");
+			"[--sqpoll-error ERRNO] [--hide-fdinfo] [--log FILE] [--tables] -- COMMAND...\n");
 	exit(125);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned version = 601;
-	int disabled = 0, sqpoll_error = 0, tables = 0, i;
+	int disabled = 0, sqpoll_error = 0, hide_fdinfo = 0, tables = 0, i;
 	const char *log_path = NULL;
 	pid_t child;
 
@@ -491,6 +510,8 @@ int main(int argc, char **argv)
 			sqpoll_error = atoi(argv[++i]);
 			if (sqpoll_error <= 0 || sqpoll_error > 4095)
 				usage();
+		} else if (!strcmp(argv[i], "--hide-fdinfo")) {
+			hide_fdinfo = 1;
 		} else if (!strcmp(argv[i], "--log") && i + 1 < argc) {
 			log_path = argv[++i];
 		} else if (!strcmp(argv[i], "--tables")) {
@@ -506,6 +527,7 @@ int main(int argc, char **argv)
 	}
 	emu.disabled = disabled;
 	emu.sqpoll_error = sqpoll_error;
+	emu.hide_fdinfo = hide_fdinfo;
 	if (tables) {
 		printf("kernel=%u.%u setup_flags=%#x features=%#x enter_flags=%#x "
 		       "register_ops=%u reg_reg_ring=%d last_op=%u\n",
