@@ -12,6 +12,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::ring::{fork_generation, int_flags, io_uring, rs_flags, LiveRing};
 use crate::sqpoll::{self, IORING_SETUP_SQPOLL_PERCPU};
@@ -134,12 +135,21 @@ unsafe fn apply_policy(
         return ret;
     }
     if ret < 0 {
-        // The kernel refuses SQPOLL with some setups: give the application
-        // the ring it asked for.
-        transparent::refuse(transparent::kernel_refusal(spare.as_deref().unwrap_or(&[])));
+        if ret == -libc::ENOSYS {
+            // io_uring is disabled (kernel.io_uring_disabled=2): a plain
+            // ring would get the same answer.
+            return ret;
+        }
+        // The kernel refuses SQPOLL with some setups (memory, an LSM, a
+        // CPU): give the application the ring it asked for. When that
+        // fails too, the refusal was not SQPOLL's: no note, no count.
         *p = requested;
         // SAFETY: forwarded contract.
-        return unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+        let plain = unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+        if plain >= 0 {
+            transparent::refuse(transparent::kernel_refusal(spare.as_deref().unwrap_or(&[])));
+        }
+        return plain;
     }
     // The application sees the plain ring it asked for (with what setup
     // adds to every ring, NO_SQARRAY); the poller is rsuring's business
@@ -187,23 +197,34 @@ pub unsafe fn queue_init_mem(
     unsafe { init(entries, ring, p, buf, buf_size) }
 }
 
+/// The setups [`queue_init_batched`] tries, best first.
+const BATCHED_TIERS: [u32; 3] = [
+    // TASKRUN_FLAG: the kernel flags pending completion work in the SQ
+    // ring, so a non-blocking peek knows to enter for it.
+    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+    IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
+    0,
+];
+
+/// The first of [`BATCHED_TIERS`] worth trying in this process: the tiers
+/// before it failed with -EINVAL where a later one then worked with the same
+/// flags, so the kernel lacks what they add (DEFER_TASKRUN before 6.1,
+/// COOP_TASKRUN before 5.19). Only ever raised.
+static BATCHED_FIRST_TIER: AtomicUsize = AtomicUsize::new(0);
+
 /// `rsuring_queue_init_batched`: the best kernel-side completion batching
 /// the kernel offers, without SQPOLL.
 pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_int {
-    let tries: &[u32] = if flags & IORING_SETUP_SQPOLL != 0 {
-        &[0]
-    } else {
-        &[
-            // TASKRUN_FLAG: the kernel flags pending completion work in the
-            // SQ ring, so a non-blocking peek knows to enter for it.
-            IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-            IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG,
-            0,
-        ]
-    };
+    if flags & IORING_SETUP_SQPOLL != 0 {
+        return queue_init(entries, ring, flags);
+    }
+    let first = BATCHED_FIRST_TIER.load(Ordering::Relaxed);
     let mut ret = -libc::EINVAL;
-    for extra in tries {
+    for (tier, extra) in BATCHED_TIERS.iter().enumerate().skip(first) {
         ret = queue_init(entries, ring, flags | extra);
+        if ret == 0 && tier > first {
+            BATCHED_FIRST_TIER.fetch_max(tier, Ordering::Relaxed);
+        }
         if ret != -libc::EINVAL {
             break;
         }

@@ -9,7 +9,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::ring::{self, int_flags, io_uring, io_uring_cq, io_uring_sq};
@@ -279,10 +279,42 @@ const PRIVATE_SQ_ARRAY_LEN: usize = KERN_MAX_ENTRIES as usize;
 static PRIVATE_SQ_ARRAY: [AtomicU32; PRIVATE_SQ_ARRAY_LEN] =
     [const { AtomicU32::new(0) }; PRIVATE_SQ_ARRAY_LEN];
 
-/// Set once a ring set up without NO_SQARRAY succeeded after the same setup
-/// with it failed: the kernel predates the flag (Linux < 6.6), so later
-/// rings skip the attempt that is bound to fail.
-static KERNEL_LACKS_NO_SQARRAY: AtomicBool = AtomicBool::new(false);
+/// Whether the kernel takes IORING_SETUP_NO_SQARRAY (Linux 6.6+), learnt
+/// once per process: from the first ring that gets it, or, when a setup
+/// with it fails with -EINVAL, from a one-entry ring set up with nothing
+/// else (the -EINVAL may be about another flag). Rings on a kernel without
+/// it then come up with the kernel's array straight away, and a setup that
+/// the kernel refuses for another reason is refused once, as liburing's is.
+static NO_SQARRAY_SUPPORT: AtomicU8 = AtomicU8::new(SUPPORT_UNKNOWN);
+const SUPPORT_UNKNOWN: u8 = 0;
+const SUPPORTED: u8 = 1;
+const UNSUPPORTED: u8 = 2;
+
+/// [`NO_SQARRAY_SUPPORT`], asking the kernel if nobody has yet. Unknown
+/// when the kernel cannot say (e.g. the one-entry ring does not fit the
+/// caller's locked memory).
+fn no_sqarray_support() -> u8 {
+    let known = NO_SQARRAY_SUPPORT.load(Ordering::Relaxed);
+    if known != SUPPORT_UNKNOWN {
+        return known;
+    }
+    let mut p = io_uring_params {
+        flags: IORING_SETUP_NO_SQARRAY,
+        ..Default::default()
+    };
+    // SAFETY: `p` is a valid, writable params struct.
+    let fd = unsafe { sys::io_uring_setup(1, &mut p) };
+    let learnt = if fd >= 0 {
+        sys::close(fd);
+        SUPPORTED
+    } else if fd == -libc::EINVAL {
+        UNSUPPORTED
+    } else {
+        return SUPPORT_UNKNOWN;
+    };
+    NO_SQARRAY_SUPPORT.store(learnt, Ordering::Relaxed);
+    learnt
+}
 
 /// `RSURING_SQARRAY=1` (read once per process): never add
 /// IORING_SETUP_NO_SQARRAY, for programs that put their own, non-identity
@@ -326,7 +358,7 @@ pub unsafe fn map_new_ring(
     let asked = p.flags;
     if asked & IORING_SETUP_NO_SQARRAY != 0
         || keep_sq_array_by_env()
-        || KERNEL_LACKS_NO_SQARRAY.load(Ordering::Relaxed)
+        || NO_SQARRAY_SUPPORT.load(Ordering::Relaxed) == UNSUPPORTED
     {
         // SAFETY: forwarded contract.
         return unsafe { init_once(entries, ring, p, buf, buf_size) };
@@ -335,20 +367,17 @@ pub unsafe fn map_new_ring(
     // SAFETY: forwarded contract.
     let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
     if ret >= 0 {
+        NO_SQARRAY_SUPPORT.store(SUPPORTED, Ordering::Relaxed);
         ring.sq.array = private_sq_array(ring.sq.ring_entries);
         return ret;
     }
-    if ret != -libc::EINVAL {
-        p.flags = asked;
+    p.flags = asked;
+    if ret != -libc::EINVAL || no_sqarray_support() == SUPPORTED {
         return ret;
     }
-    p.flags = asked;
+    // The kernel lacks the flag (or could not say): set up what was asked.
     // SAFETY: forwarded contract.
-    let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
-    if ret >= 0 {
-        KERNEL_LACKS_NO_SQARRAY.store(true, Ordering::Relaxed);
-    }
-    ret
+    unsafe { init_once(entries, ring, p, buf, buf_size) }
 }
 
 /// One io_uring_setup attempt with exactly `p.flags`, and the mapping.
@@ -529,21 +558,42 @@ pub fn memory_size_params(entries: u32, p: &io_uring_params) -> isize {
 }
 
 /// `io_uring_mlock_size_params`: locked memory a ring needs; 0 on kernels
-/// that charge rings to the memory cgroup instead (5.12+). The kernel's
-/// features come from a throw-away ring that is never mapped and never
-/// sees the library's policy.
+/// that charge rings to the memory cgroup instead (5.12+, which announce
+/// IORING_FEAT_NATIVE_WORKERS). The kernel's features come from a
+/// throw-away ring that is never mapped and never sees the library's
+/// policy. When that ring cannot be set up (most often because the
+/// caller's locked memory is used up, which is what the caller wants to
+/// know about), the features count as none and the size is computed all
+/// the same, as liburing does: only invalid `entries` or `p` are an error.
 pub fn mlock_size_params(entries: u32, p: &io_uring_params) -> isize {
     let mut probe_params = io_uring_params::default();
     // SAFETY: `probe_params` is a valid, writable params struct.
     let fd = unsafe { sys::io_uring_setup(entries, &mut probe_params) };
-    if fd < 0 {
-        return fd as isize;
+    if fd >= 0 {
+        sys::close(fd);
+        if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
+            return 0;
+        }
     }
-    sys::close(fd);
-    if probe_params.features & IORING_FEAT_NATIVE_WORKERS != 0 {
-        return 0;
+    match sq_cq_entries(entries, p) {
+        Ok((sq, cq)) => locked_charge(p.flags, sq, cq) as isize,
+        Err(e) => e as isize,
     }
-    memory_size_params(entries, p)
+}
+
+/// What a kernel that charges rings to RLIMIT_MEMLOCK (5.11 and older)
+/// charges for a ring: it allocates the ring headers + CQEs + SQ index
+/// array as one block and the SQEs as another, each a power-of-two number
+/// of pages (a page-order allocation). This is also liburing 2.3's figure
+/// (liburing 2.15 returns the smaller `io_uring_memory_size`, which such a
+/// kernel would refuse when the limit is that tight).
+fn locked_charge(flags: u32, sq: u32, cq: u32) -> usize {
+    /// The kernel's `struct io_rings` in front of the CQEs.
+    const KERNEL_RINGS_HEADER: usize = 320;
+    let page = page_size();
+    let order_pages = |bytes: usize| bytes.div_ceil(page).next_power_of_two();
+    let rings = round_up(KERNEL_RINGS_HEADER + cqes_bytes(flags, cq), 64) + sq as usize * 4;
+    (order_pages(rings) + order_pages(sqes_bytes(flags, sq))) * page
 }
 
 /// The layout of rings after IORING_REGISTER_RESIZE_RINGS. The kernel's
@@ -676,6 +726,24 @@ mod tests {
         assert_eq!(sq_cq_entries(8, &cq(65537)), EINVAL);
         // cq_entries means nothing without CQSIZE.
         assert_eq!(sq_cq_entries(8, &params(0, 4)), Ok((8, 16)));
+    }
+
+    #[test]
+    fn locked_charge_is_two_page_order_blocks() {
+        // 4096 entries on 4 KiB pages: rings 320 + 8192 * 16 + 4096 * 4
+        // bytes = 37 pages -> 64; SQEs 64 pages. liburing 2.3 says 524288.
+        if page_size() == 4096 {
+            assert_eq!(locked_charge(0, 4096, 8192), 524288);
+            // 8 entries: one page each.
+            assert_eq!(locked_charge(0, 8, 16), 2 * 4096);
+            // CQE32: 128 CQEs of 32 bytes + 320 + 256 -> 2 pages.
+            assert_eq!(locked_charge(IORING_SETUP_CQE32, 64, 128), 3 * 4096);
+        }
+        // Each block is a power of two pages, never less than the bytes.
+        for sq in [1u32, 2, 64, 1024, 32768] {
+            let bytes = locked_charge(0, sq, 2 * sq);
+            assert!(bytes >= memory_size_params(sq, &params(0, 0)) as usize);
+        }
     }
 
     #[test]

@@ -356,6 +356,9 @@ pub unsafe fn map_shared_ring(
         Some(group) => group.members.push(member),
         None => {
             let sq_thread = new_poller_of(member.fd);
+            if sq_thread.is_none() {
+                note_unverifiable(member.fd);
+            }
             reg.groups.push(Group {
                 cpu,
                 sq_thread,
@@ -365,6 +368,21 @@ pub unsafe fn map_shared_ring(
     }
     ring.rs_flags |= rs_flags::SQPOLL_SHARED;
     ret
+}
+
+/// The kernel does not show a new poller's SQ thread in `/proc/self/fdinfo`,
+/// so no later ring can be verified to reach it: they get pollers of their
+/// own (each ring's statistics then show `poller_rings=1`). Noted once per
+/// process.
+#[cold]
+fn note_unverifiable(fd: c_int) {
+    static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    if !NOTED.swap(true, core::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "rsuring: shared SQPOLL: /proc/self/fdinfo/{fd} does not show the ring's SQ thread; \
+             rings that would share its poller get pollers of their own"
+        );
+    }
 }
 
 /// Takes a ring out of its poller group (before its fd is closed).
