@@ -30,8 +30,8 @@ use std::sync::{Once, OnceLock};
 
 use crate::lock::ForkSafeLock;
 use crate::ring::{io_uring, rs_flags};
-use crate::setup;
 use crate::sys::{io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQ_AFF};
+use crate::{setup, stats};
 
 /// Library-level setup flag (never passed to the kernel): join the shared
 /// poller of the ring's CPU. Requires IORING_SETUP_SQPOLL.
@@ -358,6 +358,7 @@ pub unsafe fn map_shared_ring(
             let sq_thread = new_poller_of(member.fd);
             if sq_thread.is_none() {
                 note_unverifiable(member.fd);
+                stats::count_unverified_poller();
             }
             reg.groups.push(Group {
                 cpu,
@@ -372,8 +373,8 @@ pub unsafe fn map_shared_ring(
 
 /// The kernel does not show a new poller's SQ thread in `/proc/self/fdinfo`,
 /// so no later ring can be verified to reach it: they get pollers of their
-/// own (each ring's statistics then show `poller_rings=1`). Noted once per
-/// process.
+/// own (each ring's statistics then show `poller_rings=1`, and the process
+/// line `pollers_unverified=N`). Noted once per process.
 #[cold]
 fn note_unverifiable(fd: c_int) {
     static NOTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);

@@ -285,11 +285,17 @@ extern "C" fn at_process_exit() {
         }
         local.reported = true;
     }
-    if enabled_by_env() && crate::env::flag(crate::env::SQPOLL) {
+    if enabled_by_env() && (crate::env::flag(crate::env::SQPOLL) || unverified_pollers() != 0) {
         let overflowed = reg
             .region()
             .map_or(0, |r| r.header.overflowed.load(Relaxed));
-        let fields = format::process_fields(std::process::id(), &refusals(), overflowed, true);
+        let fields = format::process_fields(
+            std::process::id(),
+            &refusals(),
+            overflowed,
+            unverified_pollers(),
+            true,
+        );
         write_report("rsuring-process:", &fields);
     }
     reg.unpublish();
@@ -438,6 +444,24 @@ pub fn count_refusal(index: usize) {
     }
 }
 
+/// Shared pollers that could not be verified (`crate::sqpoll`); mirrored
+/// into the page's header like the refusals.
+static UNVERIFIED_POLLERS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// Counts a shared poller whose SQ thread the kernel does not show.
+pub fn count_unverified_poller() {
+    UNVERIFIED_POLLERS.fetch_add(1, Relaxed);
+    let _errno = KeepErrno::new();
+    if let Some(reg) = region::lock_within(std::time::Duration::from_millis(100)) {
+        sync_refusals(&reg);
+    }
+}
+
+/// How many shared pollers could not be verified so far.
+pub fn unverified_pollers() -> u32 {
+    UNVERIFIED_POLLERS.load(Relaxed)
+}
+
 /// The refusal counts so far.
 pub fn refusals() -> [u32; slot::REFUSAL_COUNTERS] {
     core::array::from_fn(|i| REFUSED[i].load(Relaxed))
@@ -449,6 +473,10 @@ fn sync_refusals(reg: &region::Guard) {
         for (word, n) in region.header.refused.iter().zip(refusals()) {
             word.store(n, Relaxed);
         }
+        region
+            .header
+            .unverified_pollers
+            .store(unverified_pollers(), Relaxed);
     }
 }
 

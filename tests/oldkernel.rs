@@ -470,9 +470,12 @@ fn shared_poller_that_cannot_be_verified_degrades_to_dedicated() {
     assert!(run.ok(), "{}", run.describe());
     assert_eq!(fields(&run)["sq_threads"], "1", "{}", run.describe());
     assert!(!run.stderr.contains(note), "{}", run.describe());
-    // Hidden: a poller each, both rings work, one note.
+    // Hidden: a poller each, both rings work, one note, and both pollers
+    // counted as unverified in the exit report.
     let log = log_file("unverified_poller.log");
-    let l = launch(&bin, &[]).var("RSURING_SQPOLL_PERCPU", "1");
+    let l = launch(&bin, &[])
+        .var("RSURING_SQPOLL_PERCPU", "1")
+        .var("RSURING_STATS", "1");
     let run = emulated(l, "6.6", &["--hide-fdinfo"], &log.0).run();
     assert!(run.ok(), "{}", run.describe());
     let got = fields(&run);
@@ -490,5 +493,12 @@ fn shared_poller_that_cannot_be_verified_degrades_to_dedicated() {
     assert!(
         read_log(&log.0).contains("fdinfo hidden"),
         "the supervisor hid fdinfo"
+    );
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.starts_with("rsuring-process:") && l.contains(" pollers_unverified=2 ")),
+        "the exit report counts the unverified pollers: {}",
+        run.describe()
     );
 }

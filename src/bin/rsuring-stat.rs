@@ -207,9 +207,10 @@ fn print_once(s: &Snapshot) {
     if let Page::Live {
         overflowed,
         refused,
+        unverified_pollers,
     } = s.page
     {
-        let fields = format::process_fields(s.pid, &refused, overflowed, false);
+        let fields = format::process_fields(s.pid, &refused, overflowed, unverified_pollers, false);
         println!("{}", format::text("rsuring-process:", &fields));
     }
 }
@@ -300,7 +301,7 @@ fn render(before: &Snapshot, now: &Snapshot, secs: f64) {
     );
     if let Page::Live { refused, .. } = now.page {
         if refused.iter().any(|&n| n != 0) {
-            let parts: Vec<String> = format::process_fields(now.pid, &refused, 0, false)
+            let parts: Vec<String> = format::process_fields(now.pid, &refused, 0, 0, false)
                 .into_iter()
                 .filter_map(|(k, v)| match (k.strip_prefix("refused_"), v) {
                     (Some(name), format::Value::Num(n)) if n != 0 => {

@@ -33,7 +33,7 @@
 //!
 //! Exit reports under RSURING_SQPOLL=1 end with one `rsuring-process:`
 //! line ([`process_fields`]: `pid`, `kind=process`, `refused_REASON=N` per
-//! reason, `stats_overflowed`, `end=process_exit`; the same object in
+//! reason, `stats_overflowed`, `pollers_unverified`, `end=process_exit`; the same object in
 //! JSON); `rsuring-stat --once` prints it too (without `end`).
 //!
 //! `rsuring-stat --once` appends live fields (`sq_fill`, `cq_fill`,
@@ -132,8 +132,15 @@ pub fn transparent_word(v: u32) -> Option<String> {
 
 /// The process fields (`rsuring-process:` lines): `kind=process`, RSURING_SQPOLL=1's
 /// refusals by reason (`refused_REASON`), the rings that found no
-/// statistics slot, and in exit reports `end=process_exit`.
-pub fn process_fields(pid: u32, refused: &[u32], overflowed: u32, end: bool) -> Fields {
+/// statistics slot, the shared pollers that could not be verified, and in
+/// exit reports `end=process_exit`.
+pub fn process_fields(
+    pid: u32,
+    refused: &[u32],
+    overflowed: u32,
+    unverified_pollers: u32,
+    end: bool,
+) -> Fields {
     let mut f: Fields = vec![
         ("pid", Value::Num(pid as u64)),
         ("kind", Value::Word("process".into())),
@@ -142,6 +149,7 @@ pub fn process_fields(pid: u32, refused: &[u32], overflowed: u32, end: bool) -> 
         f.push((refusal_key(name), Value::Num(*n as u64)));
     }
     f.push(("stats_overflowed", Value::Num(overflowed as u64)));
+    f.push(("pollers_unverified", Value::Num(unverified_pollers as u64)));
     if end {
         f.push(("end", Value::Word("process_exit".into())));
     }
@@ -335,13 +343,13 @@ mod tests {
         );
         let p = text(
             "rsuring-process:",
-            &process_fields(7, &[0, 1, 2, 3, 4, 5], 9, true),
+            &process_fields(7, &[0, 1, 2, 3, 4, 5], 9, 1, true),
         );
         assert_eq!(
             p,
             "rsuring-process: pid=7 kind=process refused_setup_flags=0 refused_privileged=1 \
              refused_no_poller_cpu=2 refused_cpu_refused=3 refused_fork=4 refused_kernel=5 \
-             stats_overflowed=9 end=process_exit"
+             stats_overflowed=9 pollers_unverified=1 end=process_exit"
         );
     }
 

@@ -24,6 +24,8 @@ pub enum Page {
         overflowed: u32,
         /// RSURING_SQPOLL=1 refusals by reason (`slot::REFUSAL_NAMES`).
         refused: [u32; super::slot::REFUSAL_COUNTERS],
+        /// Shared pollers that could not be verified (`Header::unverified_pollers`).
+        unverified_pollers: u32,
     },
     /// No statistics page: statistics are off (or /dev/shm is unusable).
     Missing,
@@ -373,10 +375,14 @@ pub fn parse_page(pid: u32, header: &[u8], copies: [&[u8]; 3]) -> (Page, Vec<Pag
         h.as_ref()
             .map_or(0, |h| h.refused[i].load(Ordering::Relaxed))
     });
+    let unverified_pollers = h
+        .as_ref()
+        .map_or(0, |h| h.unverified_pollers.load(Ordering::Relaxed));
     (
         Page::Live {
             overflowed,
             refused,
+            unverified_pollers,
         },
         slots,
     )

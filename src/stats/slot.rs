@@ -67,6 +67,10 @@ pub struct Header {
     /// of `crate::transparent::CONDITIONS`; [`REFUSAL_NAMES`]). In bytes
     /// that version 1 left zero: a reader of an older page sees none.
     pub refused: [AtomicU32; REFUSAL_COUNTERS],
+    /// Shared pollers whose SQ thread `/proc/self/fdinfo` does not show, so
+    /// that no later ring could be verified to reach them (those rings got
+    /// pollers of their own). Also in bytes version 1 left zero.
+    pub unverified_pollers: AtomicU32,
 }
 
 /// Refusal counters in [`Header::refused`].
