@@ -246,14 +246,21 @@ fn c_tests_under_older_kernels() {
         for test in &tests {
             let bin = CProgram::new(test, format!("c_tests/{test}.c")).build();
             let log = log_file(&format!("{test}.log"));
-            let run = emulated(launch(&bin, &[]), &kernel, &[], &log.0)
-                .cwd(&common::area().bin_dir)
-                .timeout(Duration::from_secs(60))
-                .run();
             let expected = EXPECTED_SKIPS
                 .iter()
                 .find(|(k, t, _)| *k == kernel && t == test)
                 .map(|e| e.2);
+            // A skip named in EXPECTED_SKIPS is this kernel's, not a missing
+            // tool: the program may report it as a skip even in strict mode
+            // (sq_array turns its skips into failures under RSURING_STRICT=1).
+            let mut program = launch(&bin, &[]);
+            if expected.is_some() {
+                program = program.var("RSURING_STRICT", "0");
+            }
+            let run = emulated(program, &kernel, &[], &log.0)
+                .cwd(&common::area().bin_dir)
+                .timeout(Duration::from_secs(60))
+                .run();
             let verdict = match expected {
                 None if run.ok() => Ok("ok".to_string()),
                 Some(why) if run.skipped() && run.last_stderr_line().contains(why) => {
@@ -394,7 +401,10 @@ fn transparent_ring_whose_sqpoll_setup_is_refused_comes_up_plain() {
     let notes: Vec<&str> = run.stderr.lines().collect();
     assert_eq!(
         notes,
-        ["rsuring: RSURING_SQPOLL=1: ring left plain: the kernel refused SQPOLL for this setup"],
+        [
+            "rsuring: RSURING_SQPOLL=1: that ring left plain (kernel): the kernel refuses SQPOLL \
+          for the setup; the application gets the ring it asked for"
+        ],
         "one note for both refusals"
     );
 }
