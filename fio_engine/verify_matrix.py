@@ -101,8 +101,18 @@ def run_cell(a, fio, target, mode, workload, qd):
                         f" once on {r.sq_threads} SQ threads; wanted 1\n{log}")
             shared_seen = shared_seen or (r.rings >= 2 and r.sq_threads == 1)
     if mode == "sqthread_poll_percpu" and not shared_seen:
-        return (f"{PERCPU_JOBS} jobs never had 2 rings open at once on one SQ thread"
-                f" in any step of this cell\n{log}")
+        # Every step was too short for the sampler to see two jobs' rings
+        # open together (small cells on an idle machine). One more step,
+        # reading for a fixed second without verifying (the data was checked
+        # above), keeps the rings open together long enough to be seen.
+        hold = base + ["--rw=randread", "--verify=0", "--time_based", "--runtime=1"]
+        r = run_fio(fio, hold, out)
+        what = f"observation step: {' '.join(hold)}"
+        if r.returncode != 0:
+            return f"{what}\nfio exit status {r.returncode}\n{r.log}"
+        if r.rings < 2 or r.sq_threads != 1:
+            return (f"{what}\n{PERCPU_JOBS} jobs: up to {r.rings} rings open at once"
+                    f" on {r.sq_threads} SQ threads; wanted 2 or more on 1\n{r.log}")
     return None
 
 
