@@ -51,10 +51,16 @@ struct rsuring_sqpoll_info {
  * the library). The line, one per ring:
  *
  *   rsuring: pid=P ring=FD flags=0xF sq_entries=N cq_entries=N
- *     sqpoll=no|own|shared poller_cpu=CPU|unbound|none poller_rings=N
- *     sqes=N cqes=N enters=N enters_submit=N enters_wait=N enters_sqwait=N
- *     wakeups=N reap_batches=N reap_mean=X.Y reap_max=N chains_split=N
+ *     sqpoll=no|own|shared|transparent poller_cpu=CPU|unbound|none
+ *     poller_rings=N sqes=N cqes=N enters=N enters_submit=N enters_wait=N
+ *     enters_sqwait=N wakeups=N reap_batches=N reap_mean=X.Y reap_max=N
+ *     chains_split=N [transparent=on|refused:REASON]
  *     [end=ring_exit|process_exit]
+ *
+ * (transparent=: only under RSURING_SQPOLL=1.) Under RSURING_SQPOLL=1, or
+ * when a shared poller could not be verified, the exit report ends with
+ * one "rsuring-process:" line: refused_REASON=N per refusal reason,
+ * stats_overflowed=N, pollers_unverified=N.
  *
  * CQEs count when the application consumes them, whether through the
  * library or the inline helpers; a reap batch is one advance of the CQ
