@@ -52,9 +52,9 @@ struct rsuring_sqpoll_info {
  *
  *   rsuring: pid=P ring=FD flags=0xF sq_entries=N cq_entries=N
  *     sqpoll=no|own|shared|transparent poller_cpu=CPU|unbound|none
- *     poller_rings=N sqes=N cqes=N enters=N enters_submit=N enters_wait=N
- *     enters_sqwait=N wakeups=N reap_batches=N reap_mean=X.Y reap_max=N
- *     chains_split=N [transparent=on|refused:REASON]
+ *     poller_rings=N [transparent=on|refused:REASON] sqes=N cqes=N
+ *     enters=N enters_submit=N enters_wait=N enters_sqwait=N wakeups=N
+ *     reap_batches=N reap_mean=X.Y reap_max=N chains_split=N
  *     [end=ring_exit|process_exit]
  *
  * (transparent=: only under RSURING_SQPOLL=1.) Under RSURING_SQPOLL=1, or
