@@ -309,18 +309,23 @@ for how in "--ring_stats=1" "env RSURING_STATS=1"; do
 done
 
 # submit_and_wait=1 at iodepth 1: one io_uring_enter per I/O (submit and
-# wait together) where the default makes two.
+# wait together) where the default makes two. With the default, a read whose
+# completion the submitting enter already posted (a page-cache hit that
+# completes inline) needs no wait of its own, so a few of the 2048 waits may
+# be spared: up to 1/16 of them are allowed, never more than two per I/O.
 for sw in 0 1; do
 	"$FIO" --name=st --ioengine="$E" "${FILE_T[@]}" --rw=randread \
 		--io_size=8M --ring_stats=1 --submit_and_wait=$sw >"$WORK/log.txt" 2>&1
 	enters=$(grep ' job=st ' "$WORK/log.txt" | grep ' sqes=2048 ' |
 		sed -n 's/.* enters_submit=\([0-9]*\) enters_wait=\([0-9]*\) .*/\1 \2/p')
 	want=$((2048 * (2 - sw)))
+	least=$((want - (1 - sw) * 2048 / 16))
 	# shellcheck disable=SC2086
-	if [ -n "$enters" ] && [ $((${enters% *} + ${enters#* })) -eq $want ]; then
+	if [ -n "$enters" ] && [ $((${enters% *} + ${enters#* })) -le $want ] &&
+		[ $((${enters% *} + ${enters#* })) -ge $least ]; then
 		ok "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os"
 	else
-		echo "enters (submit wait): '${enters}', wanted $want in all" >>"$WORK/log.txt"
+		echo "enters (submit wait): '${enters}', wanted $least to $want in all" >>"$WORK/log.txt"
 		bad "submit_and_wait=$sw, iodepth 1: $want io_uring_enter calls for 2048 I/Os" "$WORK/log.txt"
 	fi
 done
