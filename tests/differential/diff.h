@@ -56,6 +56,13 @@ void show_ret_in(const char *what, long long ret, long long lo, long long hi);
  */
 unsigned show_cqes(struct io_uring *ring, unsigned expected, long timeout_ms,
 		   int *fds);
+/*
+ * On an SQPOLL ring, waits (2 s at most) until the SQ thread has published
+ * its SQ head for every SQE it took: it may do so after posting their
+ * CQEs, with any library, so output that depends on the head (counts of
+ * pending SQEs, what a submit call reports) waits for it first.
+ */
+void wait_sq_head(struct io_uring *ring);
 /* Prints one CQE pointer a wait returned (NULL allowed). */
 void show_cqe(const char *what, const struct io_uring_cqe *cqe);
 

@@ -157,6 +157,16 @@ void show_cqe(const char *what, const struct io_uring_cqe *cqe)
 
 #define MAX_CQES 64
 
+void wait_sq_head(struct io_uring *ring)
+{
+	int waited;
+
+	if (!(ring->flags & IORING_SETUP_SQPOLL))
+		return;
+	for (waited = 0; io_uring_sq_ready(ring) && waited < 2000; waited++)
+		usleep(1000);
+}
+
 unsigned show_cqes(struct io_uring *ring, unsigned expected, long timeout_ms,
 		   int *fds)
 {

@@ -111,6 +111,7 @@ static void nops(struct io_uring *ring, __u64 base, unsigned n)
 		queue_nop(ring, base + i, 0);
 	show_ret_in("submit", io_uring_submit(ring), 0, n);
 	show_cqes(ring, n, 2000, NULL);
+	wait_sq_head(ring);
 }
 
 static void sleep_ms(long ms)
@@ -142,6 +143,7 @@ void sec_sqpoll(void)
 	queue_nop(&a, 0x33, 0);
 	show_ret_in("submit nop, bad, nop", io_uring_submit(&a), 0, 3);
 	show_cqes(&a, 3, 2000, NULL);
+	wait_sq_head(&a);
 	show_ret_in("__io_uring_sqring_wait", __io_uring_sqring_wait(&a), 0, 8);
 
 	STEP("SQPOLL waits");
@@ -154,6 +156,8 @@ void sec_sqpoll(void)
 	show_ret("wait_cqes(2, 2 s)", io_uring_wait_cqes(&a, &cqe, 2, &ts, NULL));
 	show_cqe("  returned", cqe);
 	show_cqes(&a, 2, 1000, NULL);
+	/* Else the submit below may count 0x41 and 0x42 as pending too. */
+	wait_sq_head(&a);
 	queue_nop(&a, 0x43, 0);
 	ts = ms_ts(2000);
 	cqe = NULL;
@@ -161,6 +165,7 @@ void sec_sqpoll(void)
 		    io_uring_submit_and_wait_timeout(&a, &cqe, 1, &ts, NULL), 0,
 		    1);
 	show_cqes(&a, 1, 1000, NULL);
+	wait_sq_head(&a);
 
 	STEP("SQPOLL registered file");
 	say("-- SQPOLL: a registered file");

@@ -103,17 +103,7 @@ static void smoke(struct io_uring *ring)
 	show_cqes(ring,
 		  ring->flags & (IORING_SETUP_SQPOLL | IORING_SETUP_IOPOLL) ? 3 : 0,
 		  2000, NULL);
-	/*
-	 * An SQ thread may publish its SQ head after the CQEs of the SQEs it
-	 * took: wait (2 s at most) for the head before the ring is shown, so
-	 * the output does not depend on that race.
-	 */
-	if (ring->flags & IORING_SETUP_SQPOLL) {
-		int waited;
-
-		for (waited = 0; io_uring_sq_ready(ring) && waited < 2000; waited++)
-			usleep(1000);
-	}
+	wait_sq_head(ring);
 }
 
 void sec_setup_matrix(void)
