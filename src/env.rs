@@ -126,6 +126,23 @@ pub fn parse_bool(value: &str) -> Option<bool> {
 }
 
 /// Parses a non-negative number of milliseconds.
+/// One part of a CPU list (`3` or `8-11`), as the kernel and
+/// `RSURING_SQPOLL_CPUS` write them: the first and last CPU, within the
+/// CPUs a `cpu_set_t` holds.
+pub fn parse_cpu_range(part: &str) -> Result<(u32, u32), String> {
+    let (a, b) = part.split_once('-').unwrap_or((part, part));
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("bad CPU number {:?}", t.trim()))
+    };
+    let (lo, hi) = (number(a)?, number(b)?);
+    if lo > hi || hi >= libc::CPU_SETSIZE as u32 {
+        return Err(format!("bad CPU range {part:?}"));
+    }
+    Ok((lo, hi))
+}
+
 pub fn parse_millis(value: &str) -> Result<u32, String> {
     value
         .trim()

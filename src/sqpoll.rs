@@ -54,21 +54,7 @@ pub struct Config {
 pub fn parse_cpu_list(s: &str) -> Result<Vec<u32>, String> {
     let mut cpus = Vec::new();
     for part in s.split(',').map(str::trim) {
-        let range = match part.split_once('-') {
-            Some((a, b)) => (a.trim(), b.trim()),
-            None => (part, part),
-        };
-        let lo: u32 = range
-            .0
-            .parse()
-            .map_err(|_| format!("bad CPU number {:?}", range.0))?;
-        let hi: u32 = range
-            .1
-            .parse()
-            .map_err(|_| format!("bad CPU number {:?}", range.1))?;
-        if lo > hi || hi >= libc::CPU_SETSIZE as u32 {
-            return Err(format!("bad CPU range {part:?}"));
-        }
+        let (lo, hi) = crate::env::parse_cpu_range(part)?;
         for cpu in lo..=hi {
             if !cpu_online(cpu) {
                 return Err(format!("CPU {cpu} is not online"));

@@ -369,10 +369,8 @@ fn online_cpus() -> Vec<u32> {
 fn parse_ranges(text: &str) -> Vec<u32> {
     let mut cpus = Vec::new();
     for part in text.split(',').filter(|p| !p.is_empty()) {
-        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(lo), Ok(hi)) = (lo.trim().parse::<u32>(), hi.trim().parse::<u32>()) {
-            // At most the 1024 CPUs a sched_getaffinity mask holds.
-            cpus.extend(lo..=hi.min(1023));
+        if let Ok((lo, hi)) = crate::env::parse_cpu_range(part) {
+            cpus.extend(lo..=hi);
         }
     }
     cpus
