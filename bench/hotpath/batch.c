@@ -96,54 +96,8 @@ static uint64_t file_blocks;
 static char *bufs;
 static uint64_t clock_cost;
 
-static void die(const char *what, const char *detail)
-{
-	fprintf(stderr, "batch: %s: %s\n", what, detail);
-	exit(1);
-}
-
-static void die_ret(const char *what, int ret)
-{
-	die(what, strerror(ret < 0 ? -ret : EIO));
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void thread_rusage_ns(uint64_t *user, uint64_t *sys)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
-	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
-}
-
-static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || v == 0 || v > max)
-		die(what, s);
-	return v;
-}
-
-static void *sym(void *h, const char *name)
-{
-	void *p = dlsym(h, name);
-
-	if (!p)
-		die("dlsym", name);
-	return p;
-}
+#define BENCH_NAME "batch"
+#include "bench_common.h"
 
 static void setup_variant(struct variant *v, char *spec)
 {

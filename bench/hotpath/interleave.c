@@ -97,54 +97,8 @@ enum mode { NOP_QD1, NOP_QD, REAP_ONE, REAP_BATCH };
 static enum mode mode;
 static unsigned depth, batch;
 
-static void die(const char *what, const char *detail)
-{
-	fprintf(stderr, "interleave: %s: %s\n", what, detail);
-	exit(1);
-}
-
-static void die_ret(const char *what, int ret)
-{
-	die(what, strerror(ret < 0 ? -ret : EIO));
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void thread_rusage_ns(uint64_t *user, uint64_t *sys)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_THREAD, &ru);
-	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
-	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
-}
-
-static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || v == 0 || v > max)
-		die(what, s);
-	return v;
-}
-
-static void *sym(void *h, const char *name)
-{
-	void *p = dlsym(h, name);
-
-	if (!p)
-		die("dlsym", name);
-	return p;
-}
+#define BENCH_NAME "interleave"
+#include "bench_common.h"
 
 /* Loads NAME=PATH[,FLAG...] and sets its ring up. */
 static void setup_variant(struct variant *v, char *spec)
@@ -446,7 +400,7 @@ int main(int argc, char **argv)
 				k = nvars - 1 - k;
 			v = &vars[k];
 			thread_rusage_ns(&u0, &s0);
-			t0 = thread_cpu_ns();
+			t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 			switch (mode) {
 			case NOP_QD1:
 				done = chunk_qd1(v, chunk);
@@ -460,7 +414,7 @@ int main(int argc, char **argv)
 			}
 			v->total_ops += done;
 			if (turn) {
-				v->cpu_ns += thread_cpu_ns() - t0;
+				v->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 				thread_rusage_ns(&u1, &s1);
 				v->user_ns += u1 - u0;
 				v->sys_ns += s1 - s0;
