@@ -13,6 +13,76 @@ use crate::queue::CqeOut;
 use crate::ring::{io_uring, LiveRing};
 use crate::sys::io_uring_cqe;
 
+/// The body of an exported function: the caller's pointers checked in the
+/// order written, then `body` behind the panic boundary. The signature
+/// stays written out in full above it, for cbindgen and for the reader.
+///
+/// ```text
+/// ffi_boundary!(CHECK; ... RING => body)
+/// ```
+///
+/// Each CHECK refuses NULL with [`CReturn::from_errno`]`(EFAULT)` (`-EFAULT`,
+/// or NULL where the function returns a pointer):
+/// - `nonnull p;` — `p` stays a raw pointer;
+/// - `ref p;` / `mut p;` — `p` is rebound as a shared / mutable reference.
+///
+/// RING is what `ring` (any name) must be; it is rebound for `body`:
+/// - `live ring` — set up and not exited (`-EBADF`), a `&mut LiveRing`
+///   ([`with_ring`]);
+/// - `fields ring` — set up and not exited (`-EBADF`), a `&mut io_uring`
+///   whose pointers `body` does not follow ([`with_ring_fields`]);
+/// - `memory ring` — any memory for a `struct io_uring` (a ring being set
+///   up, or exited), a `&mut io_uring` ([`with_ring_memory`]);
+/// - nothing (`=> body`) — no ring; `unsafe => body` where `body` hands the
+///   caller's raw pointers on.
+///
+/// A ring form's `body` runs in the unsafe context of the exported
+/// function's contract, which it forwards (its `# Safety` section).
+macro_rules! ffi_boundary {
+    (nonnull $p:ident; $($rest:tt)+) => {{
+        if $p.is_null() {
+            return $crate::ffi::CReturn::from_errno(libc::EFAULT);
+        }
+        ffi_boundary!($($rest)+)
+    }};
+    (ref $p:ident; $($rest:tt)+) => {{
+        // SAFETY: a non-null pointer the caller passed is valid for reads
+        // (the exported function's contract).
+        let Some($p) = (unsafe { $p.as_ref() }) else {
+            return $crate::ffi::CReturn::from_errno(libc::EFAULT);
+        };
+        ffi_boundary!($($rest)+)
+    }};
+    (mut $p:ident; $($rest:tt)+) => {{
+        // SAFETY: a non-null pointer the caller passed is valid for writes
+        // and used by nothing else meanwhile (the exported function's
+        // contract).
+        let Some($p) = (unsafe { $p.as_mut() }) else {
+            return $crate::ffi::CReturn::from_errno(libc::EFAULT);
+        };
+        ffi_boundary!($($rest)+)
+    }};
+    (live $ring:ident => $body:expr) => {
+        // SAFETY: forwarded contract (the exported function's).
+        unsafe { $crate::ffi::with_ring($ring, |$ring| $body) }
+    };
+    (fields $ring:ident => $body:expr) => {
+        // SAFETY: forwarded contract (the exported function's).
+        unsafe { $crate::ffi::with_ring_fields($ring, |$ring| $body) }
+    };
+    (memory $ring:ident => $body:expr) => {
+        // SAFETY: forwarded contract (the exported function's).
+        unsafe { $crate::ffi::with_ring_memory($ring, |$ring| $body) }
+    };
+    (unsafe => $body:expr) => {
+        // SAFETY: forwarded contract (the exported function's).
+        $crate::ffi::guard($crate::ffi::CReturn::panicked(), || unsafe { $body })
+    };
+    (=> $body:expr) => {
+        $crate::ffi::guard($crate::ffi::CReturn::panicked(), || $body)
+    };
+}
+
 mod queue;
 mod register;
 mod rsuring;
@@ -31,6 +101,69 @@ fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
 /// (`-EFAULT`) or a kernel error. Functions returning a pointer give NULL,
 /// void functions return normally.
 const PANICKED: c_int = -libc::ENOTRECOVERABLE;
+
+/// What an exported function returns when [`ffi_boundary!`] refuses a
+/// pointer or catches a panic, by its return type.
+trait CReturn {
+    /// For a caught panic: [`PANICKED`], NULL, or nothing.
+    fn panicked() -> Self;
+    /// For an argument refused with `errno`: `-errno`, NULL, or nothing.
+    fn from_errno(errno: c_int) -> Self;
+}
+
+impl CReturn for c_int {
+    #[inline(always)]
+    fn panicked() -> Self {
+        PANICKED
+    }
+    #[inline(always)]
+    fn from_errno(errno: c_int) -> Self {
+        -errno
+    }
+}
+
+/// `ssize_t`.
+impl CReturn for isize {
+    #[inline(always)]
+    fn panicked() -> Self {
+        PANICKED as isize
+    }
+    #[inline(always)]
+    fn from_errno(errno: c_int) -> Self {
+        -errno as isize
+    }
+}
+
+impl<T> CReturn for *mut T {
+    #[inline(always)]
+    fn panicked() -> Self {
+        core::ptr::null_mut()
+    }
+    #[inline(always)]
+    fn from_errno(_: c_int) -> Self {
+        core::ptr::null_mut()
+    }
+}
+
+/// A void function returns normally.
+impl CReturn for () {
+    #[inline(always)]
+    fn panicked() -> Self {}
+    #[inline(always)]
+    fn from_errno(_: c_int) -> Self {}
+}
+
+/// A pointer or the `-errno` a function reports through an out-argument.
+impl<T> CReturn for Result<T, c_int> {
+    #[inline(always)]
+    fn panicked() -> Self {
+        Err(PANICKED)
+    }
+    #[inline(always)]
+    fn from_errno(errno: c_int) -> Self {
+        Err(-errno)
+    }
+}
 
 /// Borrows the caller's ring, or None for NULL.
 ///
@@ -79,12 +212,15 @@ unsafe fn with_ring(ring: *mut io_uring, f: impl FnOnce(&mut LiveRing) -> c_int)
 /// # Safety
 /// As for [`ring_mut`].
 #[inline(always)]
-unsafe fn with_ring_fields(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int) -> c_int {
+unsafe fn with_ring_fields<R: CReturn>(
+    ring: *mut io_uring,
+    f: impl FnOnce(&mut io_uring) -> R,
+) -> R {
     // SAFETY: forwarded contract.
     match unsafe { ring_mut(ring) } {
-        Some(r) if r.is_live() => guard(PANICKED, || f(r)),
-        Some(_) => -libc::EBADF,
-        None => -libc::EFAULT,
+        Some(r) if r.is_live() => guard(R::panicked(), || f(r)),
+        Some(_) => R::from_errno(libc::EBADF),
+        None => R::from_errno(libc::EFAULT),
     }
 }
 
@@ -118,15 +254,19 @@ unsafe fn cqe_array<'a>(ptr: *mut *mut io_uring_cqe, len: c_uint) -> &'a mut [Cq
     unsafe { core::slice::from_raw_parts_mut(ptr.cast::<CqeOut>(), len as usize) }
 }
 
-/// Runs `f` on the memory of a ring being set up: `-EFAULT` for NULL.
+/// Runs `f` on the memory of a ring being set up (or of any ring, for
+/// calls that check it themselves): `-EFAULT` for NULL.
 ///
 /// # Safety
 /// As for [`ring_mut`].
 #[inline(always)]
-unsafe fn with_ring_memory(ring: *mut io_uring, f: impl FnOnce(&mut io_uring) -> c_int) -> c_int {
+unsafe fn with_ring_memory<R: CReturn>(
+    ring: *mut io_uring,
+    f: impl FnOnce(&mut io_uring) -> R,
+) -> R {
     // SAFETY: forwarded contract.
     match unsafe { ring_mut(ring) } {
-        Some(r) => guard(PANICKED, || f(r)),
-        None => -libc::EFAULT,
+        Some(r) => guard(R::panicked(), || f(r)),
+        None => R::from_errno(libc::EFAULT),
     }
 }

@@ -3,7 +3,6 @@
 use core::ffi::{c_int, c_uint};
 use core::ptr;
 
-use super::{guard, ring_mut, with_ring, with_ring_fields, PANICKED};
 use crate::register::{self, buf_ring, fixed};
 use crate::ring::io_uring;
 use crate::sys::{
@@ -23,8 +22,7 @@ pub unsafe extern "C" fn io_uring_register_buffers(
     iovecs: *const libc::iovec,
     nr_iovecs: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_buffers(r, iovecs, nr_iovecs)) }
+    ffi_boundary!(live ring => fixed::register_buffers(ring, iovecs, nr_iovecs))
 }
 
 /// Registers fixed buffers with per-buffer tags.
@@ -38,8 +36,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_tags(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_buffers_tags(r, iovecs, tags, nr)) }
+    ffi_boundary!(live ring => fixed::register_buffers_tags(ring, iovecs, tags, nr))
 }
 
 /// Registers an empty (sparse) fixed-buffer table of `nr` slots.
@@ -51,8 +48,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_sparse(
     ring: *mut io_uring,
     nr: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_buffers_sparse(r, nr)) }
+    ffi_boundary!(live ring => fixed::register_buffers_sparse(ring, nr))
 }
 
 /// Replaces fixed buffers starting at slot `off`, with tags.
@@ -67,12 +63,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            fixed::register_buffers_update_tag(r, off, iovecs, tags, nr)
-        })
-    }
+    ffi_boundary!(live ring => fixed::register_buffers_update_tag(ring, off, iovecs, tags, nr))
 }
 
 /// Drops all fixed buffers.
@@ -81,8 +72,7 @@ pub unsafe extern "C" fn io_uring_register_buffers_update_tag(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buffers(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::unregister_buffers(r)) }
+    ffi_boundary!(live ring => fixed::unregister_buffers(ring))
 }
 
 /// Registers `nr_files` fixed files.
@@ -95,8 +85,7 @@ pub unsafe extern "C" fn io_uring_register_files(
     files: *const c_int,
     nr_files: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_files(r, files, nr_files)) }
+    ffi_boundary!(live ring => fixed::register_files(ring, files, nr_files))
 }
 
 /// Registers fixed files with per-file tags.
@@ -110,8 +99,7 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
     tags: *const __u64,
     nr: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_files_tags(r, files, tags, nr)) }
+    ffi_boundary!(live ring => fixed::register_files_tags(ring, files, tags, nr))
 }
 
 /// Registers an empty (sparse) fixed-file table of `nr` slots.
@@ -120,8 +108,7 @@ pub unsafe extern "C" fn io_uring_register_files_tags(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_files_sparse(ring: *mut io_uring, nr: c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_files_sparse(r, nr)) }
+    ffi_boundary!(live ring => fixed::register_files_sparse(ring, nr))
 }
 
 /// Replaces fixed files starting at slot `off`; returns the number updated.
@@ -135,12 +122,7 @@ pub unsafe extern "C" fn io_uring_register_files_update(
     files: *const c_int,
     nr_files: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            fixed::register_files_update(r, off, files, nr_files)
-        })
-    }
+    ffi_boundary!(live ring => fixed::register_files_update(ring, off, files, nr_files))
 }
 
 /// Replaces fixed files starting at slot `off`, with tags.
@@ -155,12 +137,7 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
     tags: *const __u64,
     nr_files: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| {
-            fixed::register_files_update_tag(r, off, files, tags, nr_files)
-        })
-    }
+    ffi_boundary!(live ring => fixed::register_files_update_tag(ring, off, files, tags, nr_files))
 }
 
 /// Drops all fixed files.
@@ -169,8 +146,7 @@ pub unsafe extern "C" fn io_uring_register_files_update_tag(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::unregister_files(r)) }
+    ffi_boundary!(live ring => fixed::unregister_files(ring))
 }
 
 /// Signals `fd` (an eventfd) on every completion.
@@ -179,8 +155,7 @@ pub unsafe extern "C" fn io_uring_unregister_files(ring: *mut io_uring) -> c_int
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_eventfd(r, fd)) }
+    ffi_boundary!(live ring => register::register_eventfd(ring, fd))
 }
 
 /// Signals `fd` only for completions that were handled asynchronously.
@@ -189,8 +164,7 @@ pub unsafe extern "C" fn io_uring_register_eventfd(ring: *mut io_uring, fd: c_in
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_eventfd_async(r, fd)) }
+    ffi_boundary!(live ring => register::register_eventfd_async(ring, fd))
 }
 
 /// Removes the registered eventfd.
@@ -199,8 +173,7 @@ pub unsafe extern "C" fn io_uring_register_eventfd_async(ring: *mut io_uring, fd
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::unregister_eventfd(r)) }
+    ffi_boundary!(live ring => register::unregister_eventfd(ring))
 }
 
 /// Registers the caller's credentials; returns the personality id.
@@ -209,8 +182,7 @@ pub unsafe extern "C" fn io_uring_unregister_eventfd(ring: *mut io_uring) -> c_i
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_personality(r)) }
+    ffi_boundary!(live ring => register::register_personality(ring))
 }
 
 /// Drops personality `id`.
@@ -219,8 +191,7 @@ pub unsafe extern "C" fn io_uring_register_personality(ring: *mut io_uring) -> c
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_personality(ring: *mut io_uring, id: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::unregister_personality(r, id)) }
+    ffi_boundary!(live ring => register::unregister_personality(ring, id))
 }
 
 /// Fills a caller-provided probe with `nr` opcode slots.
@@ -233,8 +204,7 @@ pub unsafe extern "C" fn io_uring_register_probe(
     p: *mut io_uring_probe,
     nr: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_probe(r, p, nr)) }
+    ffi_boundary!(live ring => register::register_probe(ring, p, nr))
 }
 
 /// Returns a probe of the ring's kernel (free with io_uring_free_probe), or NULL.
@@ -243,17 +213,13 @@ pub unsafe extern "C" fn io_uring_register_probe(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_probe_ring(ring: *mut io_uring) -> *mut io_uring_probe {
-    // SAFETY: forwarded contract.
-    match unsafe { ring_mut(ring) } {
-        Some(r) => guard(ptr::null_mut(), || register::get_probe_ring(r)),
-        None => ptr::null_mut(),
-    }
+    ffi_boundary!(memory ring => register::get_probe_ring(ring))
 }
 
 /// Returns a probe of the running kernel (free with io_uring_free_probe), or NULL.
 #[no_mangle]
 pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
-    guard(ptr::null_mut(), register::get_probe)
+    ffi_boundary!(=> register::get_probe())
 }
 
 /// Frees a probe from io_uring_get_probe{,_ring}.
@@ -262,8 +228,7 @@ pub extern "C" fn io_uring_get_probe() -> *mut io_uring_probe {
 /// `probe` must be NULL or come from io_uring_get_probe{,_ring}.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_free_probe(probe: *mut io_uring_probe) {
-    // SAFETY: forwarded contract.
-    unsafe { register::free_probe(probe) }
+    ffi_boundary!(unsafe => register::free_probe(probe))
 }
 
 /// Restricts the io-wq workers of this ring to the CPUs in `mask`.
@@ -276,8 +241,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_aff(
     cpusz: usize,
     mask: *const libc::cpu_set_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_iowq_aff(r, cpusz, mask)) }
+    ffi_boundary!(live ring => register::register_iowq_aff(ring, cpusz, mask))
 }
 
 /// Removes the io-wq CPU affinity.
@@ -286,8 +250,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_aff(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_iowq_aff(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::unregister_iowq_aff(r)) }
+    ffi_boundary!(live ring => register::unregister_iowq_aff(ring))
 }
 
 /// Sets (and returns the previous) bounded/unbounded io-wq worker limits.
@@ -299,11 +262,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
     ring: *mut io_uring,
     values: *mut c_uint,
 ) -> c_int {
-    if values.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_iowq_max_workers(r, values)) }
+    ffi_boundary!(nonnull values; live ring => register::register_iowq_max_workers(ring, values))
 }
 
 /// Registers the ring fd so io_uring_enter can skip the fd lookup.
@@ -312,8 +271,7 @@ pub unsafe extern "C" fn io_uring_register_iowq_max_workers(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_fields(ring, ring_fd::register_ring_fd) }
+    ffi_boundary!(fields ring => ring_fd::register_ring_fd(ring))
 }
 
 /// Undoes io_uring_register_ring_fd.
@@ -322,8 +280,7 @@ pub unsafe extern "C" fn io_uring_register_ring_fd(ring: *mut io_uring) -> c_int
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_fields(ring, ring_fd::unregister_ring_fd) }
+    ffi_boundary!(fields ring => ring_fd::unregister_ring_fd(ring))
 }
 
 /// Closes the ring fd, keeping only its registered index.
@@ -332,8 +289,7 @@ pub unsafe extern "C" fn io_uring_unregister_ring_fd(ring: *mut io_uring) -> c_i
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_close_ring_fd(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, lifecycle::close_ring_fd) }
+    ffi_boundary!(live ring => lifecycle::close_ring_fd(ring))
 }
 
 /// Registers a provided-buffer ring described by `reg` (`flags` are or-ed in).
@@ -346,12 +302,7 @@ pub unsafe extern "C" fn io_uring_register_buf_ring(
     reg: *mut io_uring_buf_reg,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(reg) = (unsafe { reg.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract (the buffer ring `reg` describes).
-    unsafe { with_ring(ring, |r| buf_ring::register_buf_ring(r, reg, flags)) }
+    ffi_boundary!(mut reg; live ring => buf_ring::register_buf_ring(ring, reg, flags))
 }
 
 /// Unregisters provided-buffer ring group `bgid`.
@@ -360,8 +311,7 @@ pub unsafe extern "C" fn io_uring_register_buf_ring(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_unregister_buf_ring(ring: *mut io_uring, bgid: c_int) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| buf_ring::unregister_buf_ring(r, bgid)) }
+    ffi_boundary!(live ring => buf_ring::unregister_buf_ring(ring, bgid))
 }
 
 /// Allocates and registers a provided-buffer ring; NULL with `*err` set on failure.
@@ -376,13 +326,8 @@ pub unsafe extern "C" fn io_uring_setup_buf_ring(
     flags: c_uint,
     err: *mut c_int,
 ) -> *mut io_uring_buf_ring {
-    // SAFETY: forwarded contract.
-    let result = match unsafe { ring_mut(ring) } {
-        Some(r) => guard(Err(PANICKED), || {
-            buf_ring::setup_buf_ring(r, nentries, bgid, flags)
-        }),
-        None => Err(-libc::EFAULT),
-    };
+    let result =
+        ffi_boundary!(memory ring => buf_ring::setup_buf_ring(ring, nentries, bgid, flags));
     let (br, code) = match result {
         Ok(br) => (br, 0),
         Err(e) => (ptr::null_mut(), e),
@@ -405,11 +350,7 @@ pub unsafe extern "C" fn io_uring_free_buf_ring(
     nentries: c_uint,
     bgid: c_int,
 ) -> c_int {
-    if br.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| buf_ring::free_buf_ring(r, br, nentries, bgid)) }
+    ffi_boundary!(nonnull br; live ring => buf_ring::free_buf_ring(ring, br, nentries, bgid))
 }
 
 /// Cancels matching requests synchronously.
@@ -421,11 +362,7 @@ pub unsafe extern "C" fn io_uring_register_sync_cancel(
     ring: *mut io_uring,
     reg: *mut io_uring_sync_cancel_reg,
 ) -> c_int {
-    if reg.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_sync_cancel(r, reg)) }
+    ffi_boundary!(nonnull reg; live ring => register::register_sync_cancel(ring, reg))
 }
 
 /// Sets the range of fixed-file slots the kernel allocates from.
@@ -438,8 +375,7 @@ pub unsafe extern "C" fn io_uring_register_file_alloc_range(
     off: c_uint,
     len: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| fixed::register_file_alloc_range(r, off, len)) }
+    ffi_boundary!(live ring => fixed::register_file_alloc_range(ring, off, len))
 }
 
 /// Restricts what a disabled ring may do once enabled.
@@ -452,8 +388,7 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
     res: *mut io_uring_restriction,
     nr_res: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_restrictions(r, res, nr_res)) }
+    ffi_boundary!(live ring => register::register_restrictions(ring, res, nr_res))
 }
 
 /// Enables a ring created with IORING_SETUP_R_DISABLED.
@@ -462,8 +397,7 @@ pub unsafe extern "C" fn io_uring_register_restrictions(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_enable_rings(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::enable_rings(r)) }
+    ffi_boundary!(live ring => register::enable_rings(ring))
 }
 
 /// Reads the kernel's head of provided-buffer group `buf_group` into `*head`.
@@ -476,12 +410,7 @@ pub unsafe extern "C" fn io_uring_buf_ring_head(
     buf_group: c_int,
     head: *mut u16,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(head) = (unsafe { head.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| buf_ring::buf_ring_head(r, buf_group, head)) }
+    ffi_boundary!(mut head; live ring => buf_ring::buf_ring_head(ring, buf_group, head))
 }
 
 /// Enables NAPI busy polling with the settings in `napi`.
@@ -493,8 +422,7 @@ pub unsafe extern "C" fn io_uring_register_napi(
     ring: *mut io_uring,
     napi: *mut io_uring_napi,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_napi(r, napi)) }
+    ffi_boundary!(live ring => register::register_napi(ring, napi))
 }
 
 /// Disables NAPI busy polling; the previous settings land in `napi`.
@@ -506,8 +434,7 @@ pub unsafe extern "C" fn io_uring_unregister_napi(
     ring: *mut io_uring,
     napi: *mut io_uring_napi,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::unregister_napi(r, napi)) }
+    ffi_boundary!(live ring => register::unregister_napi(ring, napi))
 }
 
 /// Selects the clock used for waits with timeouts.
@@ -519,8 +446,7 @@ pub unsafe extern "C" fn io_uring_register_clock(
     ring: *mut io_uring,
     arg: *mut io_uring_clock_register,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_clock(r, arg)) }
+    ffi_boundary!(live ring => register::register_clock(ring, arg))
 }
 
 /// Clones `nr` registered buffers of `src` (from `src_off`) into `dst` (at
@@ -537,16 +463,9 @@ pub unsafe extern "C" fn __io_uring_clone_buffers_offset(
     nr: c_uint,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(src) = (unsafe { src.as_ref() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(dst, |d| {
-            fixed::clone_buffers_with_flags(d, src, dst_off, src_off, nr, flags)
-        })
-    }
+    ffi_boundary!(ref src; live dst => {
+        fixed::clone_buffers_with_flags(dst, src, dst_off, src_off, nr, flags)
+    })
 }
 
 /// As __io_uring_clone_buffers_offset, naming `src` by its registered index
@@ -563,16 +482,9 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
     nr: c_uint,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(src) = (unsafe { src.as_ref() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(dst, |d| {
-            fixed::clone_buffers_offset(d, src, dst_off, src_off, nr, flags)
-        })
-    }
+    ffi_boundary!(ref src; live dst => {
+        fixed::clone_buffers_offset(dst, src, dst_off, src_off, nr, flags)
+    })
 }
 
 /// Clones all registered buffers of `src` into `dst`.
@@ -581,12 +493,7 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
 /// `dst` and `src` NULL or live rings.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_clone_buffers(dst: *mut io_uring, src: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(src) = (unsafe { src.as_ref() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(dst, |d| fixed::clone_buffers(d, src)) }
+    ffi_boundary!(ref src; live dst => fixed::clone_buffers(dst, src))
 }
 
 /// Clones all registered buffers of `src` into `dst` with `flags`.
@@ -599,12 +506,7 @@ pub unsafe extern "C" fn __io_uring_clone_buffers(
     src: *mut io_uring,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(src) = (unsafe { src.as_ref() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(dst, |d| fixed::clone_all_buffers_with_flags(d, src, flags)) }
+    ffi_boundary!(ref src; live dst => fixed::clone_all_buffers_with_flags(dst, src, flags))
 }
 
 /// Superseded by memory regions (io_uring_register_region): always
@@ -618,7 +520,7 @@ pub unsafe extern "C" fn io_uring_register_wait_reg(
     _reg: *mut io_uring_reg_wait,
     _nr: c_int,
 ) -> c_int {
-    register::register_wait_reg()
+    ffi_boundary!(=> register::register_wait_reg())
 }
 
 /// Registers a memory region (e.g. for registered wait arguments).
@@ -630,8 +532,7 @@ pub unsafe extern "C" fn io_uring_register_region(
     ring: *mut io_uring,
     reg: *mut io_uring_mem_region_reg,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_region(r, reg)) }
+    ffi_boundary!(live ring => register::register_region(ring, reg))
 }
 
 /// Registers a zero-copy receive interface queue.
@@ -643,8 +544,7 @@ pub unsafe extern "C" fn io_uring_register_ifq(
     ring: *mut io_uring,
     reg: *mut io_uring_zcrx_ifq_reg,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_ifq(r, reg)) }
+    ffi_boundary!(live ring => register::register_ifq(ring, reg))
 }
 
 /// Zero-copy receive control operation.
@@ -656,8 +556,7 @@ pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(
     ring: *mut io_uring,
     ctrl: *mut zcrx_ctrl,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_zcrx_ctrl(r, ctrl)) }
+    ffi_boundary!(live ring => register::register_zcrx_ctrl(ring, ctrl))
 }
 
 /// Sends a MSG_RING request described by `sqe` without a source ring.
@@ -666,8 +565,7 @@ pub unsafe extern "C" fn io_uring_register_zcrx_ctrl(
 /// `sqe` a valid struct io_uring_sqe.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_sync_msg(sqe: *mut io_uring_sqe) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register::register_sync_msg(sqe) }
+    ffi_boundary!(unsafe => register::register_sync_msg(sqe))
 }
 
 /// Installs a BPF filter on the ring's requests.
@@ -679,8 +577,7 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter(
     ring: *mut io_uring,
     bpf: *mut io_uring_bpf,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| register::register_bpf_filter(r, bpf)) }
+    ffi_boundary!(live ring => register::register_bpf_filter(ring, bpf))
 }
 
 /// Installs a BPF filter for every ring of the calling task.
@@ -689,8 +586,7 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter(
 /// `bpf` a valid struct io_uring_bpf.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_bpf_filter_task(bpf: *mut io_uring_bpf) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register::register_bpf_filter_task(bpf) }
+    ffi_boundary!(unsafe => register::register_bpf_filter_task(bpf))
 }
 
 /// Queries io_uring capabilities (a chain of query headers).
@@ -699,6 +595,5 @@ pub unsafe extern "C" fn io_uring_register_bpf_filter_task(bpf: *mut io_uring_bp
 /// `query` a valid struct io_uring_query_hdr chain.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_register_query(query: *mut io_uring_query_hdr) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register::register_query(query) }
+    ffi_boundary!(unsafe => register::register_query(query))
 }

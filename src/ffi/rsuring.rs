@@ -4,7 +4,7 @@ use core::ffi::{c_char, c_int, c_uint};
 
 use core::mem::MaybeUninit;
 
-use super::{cqe_array, with_ring, with_ring_memory};
+use super::cqe_array;
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
 use crate::sys::{__kernel_timespec, io_uring_cqe};
@@ -30,21 +30,14 @@ pub unsafe extern "C" fn rsuring_sqpoll_group(
     ring: *mut io_uring,
     info: *mut rsuring_sqpoll_info,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(info) = (unsafe { info.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| match sqpoll::group_of(r) {
-            Some(g) => {
-                info.cpu = g.cpu.map_or(-1, |c| c as c_int);
-                info.members = g.members as c_uint;
-                0
-            }
-            None => -libc::ENOENT,
-        })
-    }
+    ffi_boundary!(mut info; live ring => match sqpoll::group_of(ring) {
+        Some(g) => {
+            info.cpu = g.cpu.map_or(-1, |c| c as c_int);
+            info.members = g.members as c_uint;
+            0
+        }
+        None => -libc::ENOENT,
+    })
 }
 
 /// Waits (one io_uring_enter at most) until at least `min` CQEs are ready
@@ -64,13 +57,7 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     min: c_uint,
     ts: *mut __kernel_timespec,
 ) -> c_int {
-    if cqes.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
-    let out = unsafe { cqe_array(cqes, max) };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.wait_batch_cqe(out, min, ts)) }
+    ffi_boundary!(nonnull cqes; live ring => ring.wait_batch_cqe(cqe_array(cqes, max), min, ts))
 }
 
 /// Turns per-ring statistics on (they are on for every ring under
@@ -81,8 +68,7 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
 /// `ring` NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn rsuring_stats_enable(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, lifecycle::enable_stats) }
+    ffi_boundary!(live ring => lifecycle::enable_stats(ring))
 }
 
 /// Formats the ring's statistics line (the format RSURING_STATS prints,
@@ -108,13 +94,10 @@ pub unsafe extern "C" fn rsuring_stats_format(
         // SAFETY: `buf` has `len` writable bytes (forwarded contract).
         unsafe { core::slice::from_raw_parts_mut(buf.cast(), len) }
     };
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| match lifecycle::stats_line(r) {
-            Some(line) => stats::format::copy_c_string(&line, out),
-            None => -libc::ENOENT,
-        })
-    }
+    ffi_boundary!(live ring => match lifecycle::stats_line(ring) {
+        Some(line) => stats::format::copy_c_string(&line, out),
+        None => -libc::ENOENT,
+    })
 }
 
 /// Copies the ring's statistics into `*out`: 0, or `-ENOENT` when
@@ -124,20 +107,13 @@ pub unsafe extern "C" fn rsuring_stats_format(
 /// `ring` NULL or a live ring; `out` NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn rsuring_ring_stats(ring: *mut io_uring, out: *mut rsuring_stats) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(out) = (unsafe { out.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring(ring, |r| match stats::snapshot(r) {
-            Some(s) => {
-                *out = s;
-                0
-            }
-            None => -libc::ENOENT,
-        })
-    }
+    ffi_boundary!(mut out; live ring => match stats::snapshot(ring) {
+        Some(s) => {
+            *out = s;
+            0
+        }
+        None => -libc::ENOENT,
+    })
 }
 
 /// Creates a ring whose completions are run in one batch when the owner
@@ -156,6 +132,5 @@ pub unsafe extern "C" fn rsuring_queue_init_batched(
     ring: *mut io_uring,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_batched(entries, r, flags)) }
+    ffi_boundary!(memory ring => lifecycle::queue_init_batched(entries, ring, flags))
 }

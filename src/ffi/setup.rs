@@ -2,7 +2,6 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use super::{guard, ring_mut, with_ring, with_ring_fields, with_ring_memory, PANICKED};
 use crate::ring::io_uring;
 use crate::sys::io_uring_params;
 use crate::{lifecycle, register, setup};
@@ -17,8 +16,7 @@ pub unsafe extern "C" fn io_uring_queue_init(
     ring: *mut io_uring,
     flags: c_uint,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init(entries, r, flags)) }
+    ffi_boundary!(memory ring => lifecycle::queue_init(entries, ring, flags))
 }
 
 /// Creates a ring as described by `p`; `p` is updated as io_uring_setup(2) does.
@@ -31,12 +29,7 @@ pub unsafe extern "C" fn io_uring_queue_init_params(
     ring: *mut io_uring,
     p: *mut io_uring_params,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| lifecycle::queue_init_params(entries, r, p)) }
+    ffi_boundary!(mut p; memory ring => lifecycle::queue_init_params(entries, ring, p))
 }
 
 /// Maps the rings of an fd created with io_uring_setup(2).
@@ -49,12 +42,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
     p: *mut io_uring_params,
     ring: *mut io_uring,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_ref() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_memory(ring, |r| lifecycle::queue_mmap(fd, p, r)) }
+    ffi_boundary!(ref p; memory ring => lifecycle::queue_mmap(fd, p, ring))
 }
 
 /// Tears a ring down: unmaps it and closes its fd. A second call is a no-op.
@@ -63,12 +51,7 @@ pub unsafe extern "C" fn io_uring_queue_mmap(
 /// `ring` must be NULL or a ring set up by this library, not in use elsewhere.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
-    // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { ring_mut(ring) } {
-        // SAFETY: a ring this library set up, or a zeroed or exited one
-        // (forwarded contract).
-        guard((), || unsafe { lifecycle::queue_exit(r) });
-    }
+    ffi_boundary!(memory ring => lifecycle::queue_exit(ring))
 }
 
 /// Keeps the ring's mappings out of fork()ed children.
@@ -77,14 +60,13 @@ pub unsafe extern "C" fn io_uring_queue_exit(ring: *mut io_uring) {
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_ring_dontfork(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| setup::ring_dontfork(r)) }
+    ffi_boundary!(live ring => setup::ring_dontfork(ring))
 }
 
 /// Locked memory a ring of `entries` with `flags` needs (0 on 5.12+ kernels).
 #[no_mangle]
 pub extern "C" fn io_uring_mlock_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
-    guard(PANICKED as isize, || setup::mlock_size(entries, flags))
+    ffi_boundary!(=> setup::mlock_size(entries, flags))
 }
 
 /// Locked memory a ring described by `p` needs (0 on 5.12+ kernels).
@@ -96,11 +78,7 @@ pub unsafe extern "C" fn io_uring_mlock_size_params(
     entries: c_uint,
     p: *mut io_uring_params,
 ) -> libc::ssize_t {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_ref() }) else {
-        return -libc::EFAULT as isize;
-    };
-    guard(PANICKED as isize, || setup::mlock_size_params(entries, p))
+    ffi_boundary!(ref p; => setup::mlock_size_params(entries, p))
 }
 
 /// Creates a ring whose SQEs and rings live in the caller's memory `buf`
@@ -117,25 +95,15 @@ pub unsafe extern "C" fn io_uring_queue_init_mem(
     buf: *mut c_void,
     buf_size: usize,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    if buf.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_memory(ring, |r| {
-            lifecycle::queue_init_mem(entries, r, p, buf, buf_size)
-        })
-    }
+    ffi_boundary!(mut p; nonnull buf; memory ring => {
+        lifecycle::queue_init_mem(entries, ring, p, buf, buf_size)
+    })
 }
 
 /// Bytes of ring memory a ring of `entries` with setup `flags` occupies.
 #[no_mangle]
 pub extern "C" fn io_uring_memory_size(entries: c_uint, flags: c_uint) -> libc::ssize_t {
-    guard(PANICKED as isize, || setup::memory_size(entries, flags))
+    ffi_boundary!(=> setup::memory_size(entries, flags))
 }
 
 /// Bytes of ring memory a ring described by `p` occupies.
@@ -147,11 +115,7 @@ pub unsafe extern "C" fn io_uring_memory_size_params(
     entries: c_uint,
     p: *mut io_uring_params,
 ) -> libc::ssize_t {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_ref() }) else {
-        return -libc::EFAULT as isize;
-    };
-    guard(PANICKED as isize, || setup::memory_size_params(entries, p))
+    ffi_boundary!(ref p; => setup::memory_size_params(entries, p))
 }
 
 /// Resizes the SQ and CQ rings to the sizes in `p` and remaps them.
@@ -163,12 +127,7 @@ pub unsafe extern "C" fn io_uring_resize_rings(
     ring: *mut io_uring,
     p: *mut io_uring_params,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    let Some(p) = (unsafe { p.as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| lifecycle::resize_rings(r, p)) }
+    ffi_boundary!(mut p; live ring => lifecycle::resize_rings(ring, p))
 }
 
 /// Whether waits on this ring count as iowait (`-EOPNOTSUPP` on kernels
@@ -178,6 +137,5 @@ pub unsafe extern "C" fn io_uring_resize_rings(
 /// `ring` NULL or live.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_set_iowait(ring: *mut io_uring, enable_iowait: bool) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_fields(ring, |r| register::set_iowait(r, enable_iowait)) }
+    ffi_boundary!(fields ring => register::set_iowait(ring, enable_iowait))
 }

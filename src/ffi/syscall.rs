@@ -11,11 +11,7 @@ use crate::{transparent, version};
 /// `p` must point to a writable `struct io_uring_params`.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int {
-    if p.is_null() {
-        return -libc::EFAULT;
-    }
-    // SAFETY: checked non-null; the caller vouches for the rest.
-    unsafe { sys::io_uring_setup(entries, p) }
+    ffi_boundary!(nonnull p; unsafe => sys::io_uring_setup(entries, p))
 }
 
 /// io_uring_enter(2) with an optional signal mask; `-errno` on failure. On
