@@ -1,436 +1,359 @@
-//! The module layering of src/ (the list in src/lib.rs's documentation):
-//! every `use crate::…`, `crate::x::`, `super::` and child-module path of
-//! every file under src/ (the rsuring-stat binary aside, and `#[cfg(test)]`
-//! modules, which may use anything) is an edge of the module graph, which
-//! must be acyclic, and must go from a later layer to an earlier one. Also
-//! checked: ring methods (`impl io_uring`, `impl LiveRing`) live only in
-//! ring.rs and queue.rs, no module below queue calls a queue.rs method
-//! (a method call is an edge no import shows), and no file but ring.rs
-//! dereferences the kernel-shared ring words.
+//! The module layering of src/, checked on syn's syntax tree of every file
+//! under src/ (the rsuring-stat binary aside; `#[cfg(test)]` items may use
+//! anything). Every `use` path, every path (`crate::x::f`, `super::y`,
+//! `child::z`, in code, types and the Rust inside macro calls) is an edge
+//! of the module graph, which must be acyclic and go from a later layer of
+//! [`LAYERS`] to an earlier one; a path through the crate root must name
+//! its module. Also: ring methods (`impl io_uring`, `impl LiveRing`) live
+//! only in ring.rs and queue.rs, no module below queue calls a method of
+//! queue.rs's `impl LiveRing` (a method call is an edge no import shows),
+//! and no file but ring.rs reaches a kernel-shared ring word.
 //!
-//! The checker runs on the real tree and, so that it is known to fail when
-//! it should, on small made-up trees.
+//! Each rule is also run on small made-up trees, so that it is known to
+//! fail when it should.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// A module: `stats::slot` for src/stats/slot.rs, `ffi` for src/ffi/mod.rs.
+use proc_macro2::{Spacing, TokenStream, TokenTree};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Attribute, Expr, ImplItem, Item, Member, UseTree};
+
+/// The layers of src/, lowest first: a module may use only modules of
+/// earlier layers (submodules belong to their parent's layer and only have
+/// to be acyclic among themselves). src/lib.rs documents the same list (a
+/// test below compares them). A name without a file is allowed: a module
+/// planned on another branch.
+const LAYERS: &[&[&str]] = &[
+    &["uapi"],
+    &["sys", "version"],
+    &["ring", "lock", "env", "procfs"],
+    &["setup", "register", "stats"],
+    &["ring_fd", "sqpoll", "transparent"],
+    &["queue", "lifecycle", "fork"],
+    &["ffi", "live_view"],
+];
+
+/// The ring types, whose methods only `RING_METHOD_MODULES` define.
+const RING_TYPES: [&str; 2] = ["io_uring", "LiveRing"];
+const RING_METHOD_MODULES: [&str; 2] = ["ring", "queue"];
+
+/// The fields of `struct io_uring_sq`/`io_uring_cq` that point into memory
+/// the kernel shares; only ring.rs may dereference them, hand them to a
+/// free `load`/`store`, or call one of `POINTER_METHODS` on them.
+const RING_WORDS: [&str; 8] = [
+    "khead",
+    "ktail",
+    "kflags",
+    "kring_mask",
+    "kring_entries",
+    "kdropped",
+    "koverflow",
+    "array",
+];
+const POINTER_METHODS: [&str; 6] = ["add", "offset", "read", "write", "as_ref", "as_mut"];
+
+/// A module: `stats::slot` for src/stats/slot.rs, `ffi` for
+/// src/ffi/mod.rs, "" for the crate root.
 type Module = String;
 
 /// A file of src/: its path (for messages) and text.
-#[derive(Debug, Clone)]
 struct Source {
     file: String,
     text: String,
 }
 
-/// The files of src/ by module, the crate root (lib.rs) as "".
 type Tree = BTreeMap<Module, Source>;
 
-/// The layers listed in the crate root's documentation: lines
-/// `//! N. [`a`], [`b`] — …` (names before the dash, with or without link
-/// brackets), possibly wrapped over several lines.
-fn documented_layers(lib_rs: &str) -> Vec<Vec<String>> {
-    let mut layers = Vec::new();
-    let mut current: Option<String> = None;
-    let flush = |text: &mut Option<String>, layers: &mut Vec<Vec<String>>| {
-        if let Some(t) = text.take() {
-            let names = t.split(" — ").next().unwrap_or("");
-            let found: Vec<String> = names
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_string)
-                .collect();
-            layers.push(found);
-        }
-    };
-    for line in lib_rs.lines() {
-        let Some(doc) = line.strip_prefix("//!") else {
-            flush(&mut current, &mut layers);
-            continue;
-        };
-        let doc = doc.trim();
-        let numbered = doc
-            .split_once(". ")
-            .filter(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
-        if let Some((_, rest)) = numbered {
-            flush(&mut current, &mut layers);
-            current = Some(rest.to_string());
-        } else if doc.is_empty() {
-            flush(&mut current, &mut layers);
-        } else if let Some(t) = current.as_mut() {
-            if !t.contains(" — ") {
-                t.push(' ');
-                t.push_str(doc);
-            }
-        }
-    }
-    flush(&mut current, &mut layers);
-    layers
-}
-
-/// Reads src/ into a [`Tree`].
+/// Reads src/ (without src/bin) into a [`Tree`].
 fn read_tree(src: &Path) -> Tree {
     let mut tree = Tree::new();
-    let mut stack = vec![src.to_path_buf()];
-    while let Some(dir) = stack.pop() {
+    let mut dirs = vec![src.to_path_buf()];
+    while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             let rel = path.strip_prefix(src).unwrap();
-            if path.is_dir() {
-                if rel != Path::new("bin") {
-                    stack.push(path);
+            if path.is_dir() && rel != Path::new("bin") {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let mut parts: Vec<String> = rel
+                    .with_extension("")
+                    .iter()
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .filter(|p| p != "mod")
+                    .collect();
+                if parts == ["lib"] {
+                    parts.clear();
                 }
-                continue;
+                let text = std::fs::read_to_string(&path).unwrap();
+                let file = format!("src/{}", rel.display());
+                tree.insert(parts.join("::"), Source { file, text });
             }
-            if !path.extension().is_some_and(|e| e == "rs") {
-                continue;
-            }
-            let mut parts: Vec<String> = rel
-                .with_extension("")
-                .iter()
-                .map(|p| p.to_string_lossy().into_owned())
-                .collect();
-            if parts.last().is_some_and(|p| p == "mod") {
-                parts.pop();
-            }
-            let module = if parts == ["lib"] {
-                String::new()
-            } else {
-                parts.join("::")
-            };
-            let source = Source {
-                file: format!("src/{}", rel.display()),
-                text: std::fs::read_to_string(&path).unwrap(),
-            };
-            tree.insert(module, source);
         }
     }
     tree
 }
 
-/// The file of a module, for messages.
-fn file_of(tree: &Tree, module: &str) -> String {
-    tree.get(module).map_or_else(
-        || format!("src/{}.rs", module.replace("::", "/")),
-        |s| s.file.clone(),
-    )
+/// What the rules read in one file (its `#[cfg(test)]` items left out).
+#[derive(Default)]
+struct Facts {
+    /// Child modules declared as `mod x;`.
+    children: BTreeSet<String>,
+    /// Every `use` path and every path of two segments or more: its
+    /// segments and the text that shows it in a message.
+    paths: Vec<(Vec<String>, String)>,
+    /// Types given inherent methods here (`impl T { … }`).
+    impls: BTreeSet<String>,
+    /// The methods of this file's inherent `impl LiveRing` blocks.
+    live_ring_methods: BTreeSet<String>,
+    /// The names of the methods this file calls.
+    calls: BTreeSet<String>,
+    /// Whether it reaches a kernel-shared ring word.
+    ring_word: bool,
 }
 
-/// `src` without comments, string and character literals (each replaced
-/// by a blank, so that nothing inside them reads as a path).
-fn strip_comments_and_literals(src: &str) -> String {
-    let b: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let next = b.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < b.len() && b[i] != '\n' {
-                i += 1;
+fn test_only(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
+}
+
+fn item_attrs(item: &Item) -> &[Attribute] {
+    match item {
+        Item::Const(i) => &i.attrs,
+        Item::Enum(i) => &i.attrs,
+        Item::ForeignMod(i) => &i.attrs,
+        Item::Fn(i) => &i.attrs,
+        Item::Impl(i) => &i.attrs,
+        Item::Macro(i) => &i.attrs,
+        Item::Mod(i) => &i.attrs,
+        Item::Static(i) => &i.attrs,
+        Item::Struct(i) => &i.attrs,
+        Item::Trait(i) => &i.attrs,
+        Item::Type(i) => &i.attrs,
+        Item::Union(i) => &i.attrs,
+        Item::Use(i) => &i.attrs,
+        _ => &[],
+    }
+}
+
+/// The paths of a use tree, each from its first segment (`self` in a
+/// group stays a segment; a glob names its prefix).
+fn use_paths(tree: &UseTree, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    let with = |name: &syn::Ident| [prefix.clone(), vec![name.to_string()]].concat();
+    match tree {
+        UseTree::Path(p) => use_paths(&p.tree, with(&p.ident), out),
+        UseTree::Name(n) => out.push(with(&n.ident)),
+        UseTree::Rename(r) => out.push(with(&r.ident)),
+        UseTree::Glob(_) => out.push(prefix),
+        UseTree::Group(g) => g
+            .items
+            .iter()
+            .for_each(|t| use_paths(t, prefix.clone(), out)),
+    }
+}
+
+fn is_ring_word(e: &Expr) -> bool {
+    match e {
+        Expr::Paren(p) => is_ring_word(&p.expr),
+        Expr::Field(f) => {
+            matches!(&f.member, Member::Named(n) if RING_WORDS.iter().any(|w| n == w))
+        }
+        _ => false,
+    }
+}
+
+/// Whether an expression names a ring word anywhere inside.
+fn mentions_ring_word(e: &Expr) -> bool {
+    struct Finder(bool);
+    impl<'ast> Visit<'ast> for Finder {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            self.0 |= is_ring_word(e);
+            visit::visit_expr(self, e);
+        }
+    }
+    let mut f = Finder(false);
+    f.visit_expr(e);
+    f.0
+}
+
+impl Facts {
+    fn path(&mut self, segments: Vec<String>) {
+        self.ring_word |= segments.windows(2).any(|w| w == ["AtomicU32", "from_ptr"]);
+        if segments.len() > 1 {
+            let text = segments.join("::");
+            self.paths.push((segments, text));
+        }
+    }
+
+    /// The tokens of a macro call: as expressions or items where they are
+    /// Rust; otherwise each piece between `,`, `;` and `=>` that is an
+    /// expression is checked as one, and the rest still names paths.
+    fn tokens(&mut self, tokens: TokenStream) {
+        let exprs = Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+        if let Ok(exprs) = exprs.parse2(tokens.clone()) {
+            return exprs.iter().for_each(|e| self.visit_expr(e));
+        }
+        if let Ok(file) = syn::parse2::<syn::File>(tokens.clone()) {
+            return self.visit_file(&file);
+        }
+        let is =
+            |t: Option<&TokenTree>, c| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == c);
+        let mut piece = Vec::new();
+        let mut trees = tokens.into_iter().peekable();
+        while let Some(t) = trees.next() {
+            let arrow = is(Some(&t), '=')
+                && matches!(&t, TokenTree::Punct(p) if p.spacing() == Spacing::Joint)
+                && is(trees.peek(), '>');
+            if arrow {
+                trees.next();
             }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < b.len() {
-                if b[i] == '/' && b.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if b[i] == '*' && b.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    i += 1;
-                }
-            }
-            out.push(' ');
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !ident_before(&b, i) {
-            // A raw string: r"…" or r#"…"#.
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while b.get(j) == Some(&'#') {
-                hashes += 1;
-                j += 1;
-            }
-            if b.get(j) != Some(&'"') {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            j += 1;
-            loop {
-                if j >= b.len() {
-                    break;
-                }
-                if b[j] == '"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&'#')) {
-                    j += 1 + hashes;
-                    break;
-                }
-                j += 1;
-            }
-            i = j;
-            out.push_str("\"\"");
-        } else if c == '"' {
-            i += 1;
-            while i < b.len() && b[i] != '"' {
-                if b[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' {
-            // A character literal ('x', '\n', '\u{..}'), or a lifetime.
-            let end = if next == Some('\\') {
-                (i + 2..b.len()).find(|&j| b[j] == '\'')
-            } else if b.get(i + 2) == Some(&'\'') {
-                Some(i + 2)
+            if arrow || is(Some(&t), ',') || is(Some(&t), ';') {
+                self.piece(std::mem::take(&mut piece));
             } else {
-                None
-            };
-            match end {
-                Some(e) => {
-                    i = e + 1;
-                    out.push_str("' '");
-                }
-                None => {
-                    out.push(c);
-                    i += 1;
-                }
+                piece.push(t);
             }
-        } else {
-            out.push(c);
-            i += 1;
         }
+        self.piece(piece);
     }
-    out
-}
 
-fn ident_before(b: &[char], i: usize) -> bool {
-    i > 0 && (b[i - 1].is_alphanumeric() || b[i - 1] == '_')
-}
-
-/// `src` (already stripped) without its `#[cfg(test)]` items.
-fn strip_test_items(src: &str) -> String {
-    let mut out = src.to_string();
-    while let Some(at) = out.find("#[cfg(test)]") {
-        let after = at + "#[cfg(test)]".len();
-        // The item ends at its first `;` outside braces, or at the brace
-        // that closes its first block.
-        let mut depth = 0usize;
-        let mut end = out.len();
-        for (k, ch) in out[after..].char_indices() {
-            match ch {
-                '{' | '(' | '[' => depth += 1,
-                ')' | ']' => depth = depth.saturating_sub(1),
-                '}' => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        end = after + k + 1;
-                        break;
+    fn piece(&mut self, piece: Vec<TokenTree>) {
+        if let Ok(e) = syn::parse2::<Expr>(piece.iter().cloned().collect()) {
+            return self.visit_expr(&e);
+        }
+        let (mut segments, mut colons) = (Vec::new(), 0);
+        for t in piece {
+            match t {
+                TokenTree::Ident(i) if segments.is_empty() || colons == 2 => {
+                    segments.push(i.to_string());
+                    colons = 0;
+                }
+                TokenTree::Punct(p) if p.as_char() == ':' && !segments.is_empty() && colons < 2 => {
+                    colons += 1
+                }
+                other => {
+                    self.path(std::mem::take(&mut segments));
+                    colons = 0;
+                    match other {
+                        TokenTree::Ident(i) => segments.push(i.to_string()),
+                        TokenTree::Group(g) => self.tokens(g.stream()),
+                        _ => {}
                     }
                 }
-                ';' if depth == 0 => {
-                    end = after + k + 1;
-                    break;
-                }
-                _ => {}
             }
         }
-        out.replace_range(at..end, " ");
+        self.path(segments);
     }
-    out
 }
 
-fn is_ident(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
+impl<'ast> Visit<'ast> for Facts {
+    fn visit_item(&mut self, item: &'ast Item) {
+        if !test_only(item_attrs(item)) {
+            visit::visit_item(self, item);
+        }
+    }
 
-/// Expands a use tree (`a::{b, c::{d, e}}`) into its paths.
-fn expand_use(tree: &str) -> Vec<Vec<String>> {
-    fn split_top(s: &str) -> Vec<&str> {
-        let mut parts = Vec::new();
-        let (mut depth, mut start) = (0, 0);
-        for (i, c) in s.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    parts.push(&s[start..i]);
-                    start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        parts.push(&s[start..]);
-        parts
-    }
-    fn go(prefix: &[String], s: &str, out: &mut Vec<Vec<String>>) {
-        let s: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-        if s.is_empty() {
-            return;
-        }
-        if let Some(inner) = s.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
-            for part in split_top(inner) {
-                go(prefix, part, out);
-            }
-            return;
-        }
-        match s.split_once("::") {
-            Some((head, rest)) => {
-                let mut p = prefix.to_vec();
-                p.push(head.to_string());
-                go(&p, rest, out);
-            }
-            None => {
-                let mut p = prefix.to_vec();
-                if s != "*" {
-                    p.push(s);
-                }
-                out.push(p);
-            }
-        }
-    }
-    // Aliases (`x as y`) name the same module: drop `as y`.
-    let mut words: Vec<&str> = Vec::new();
-    let mut tokens = tree.split_whitespace().peekable();
-    while let Some(w) = tokens.next() {
-        if w == "as" {
-            // The alias may carry the `,` or `}` that follows it.
-            if let Some(alias) = tokens.next() {
-                let tail = alias.trim_start_matches(is_ident);
-                if !tail.is_empty() {
-                    words.push(tail);
-                }
-            }
-        } else {
-            words.push(w);
-        }
-    }
-    let mut out = Vec::new();
-    go(&[], &words.join(" "), &mut out);
-    out
-}
-
-/// The child modules a file declares (`mod x;`, `pub mod x;`).
-fn declared_children(src: &str) -> BTreeSet<String> {
-    let mut children = BTreeSet::new();
-    for line in src.lines() {
-        let words: Vec<&str> = line
-            .split(|c: char| c.is_whitespace() || c == ';')
-            .filter(|w| !w.is_empty())
-            .collect();
-        if let Some(at) = words.iter().position(|&w| w == "mod") {
-            if line.trim_end().ends_with(';') {
-                if let Some(name) = words.get(at + 1) {
-                    children.insert(name.to_string());
-                }
-            }
-        }
-    }
-    children
-}
-
-/// Every module path a file names: (the path's segments from the crate
-/// root, the text as written).
-fn referenced_paths(module: &str, src: &str, tree: &Tree) -> Vec<(Vec<String>, String)> {
-    let here: Vec<String> = if module.is_empty() {
-        Vec::new()
-    } else {
-        module.split("::").map(str::to_string).collect()
-    };
-    let children = declared_children(src);
-    let absolute = |path: &[String]| -> Option<Vec<String>> {
-        let first = path.first()?;
-        let mut base = match first.as_str() {
-            "crate" => Vec::new(),
-            "self" => here.clone(),
-            "super" => {
-                let mut b = here.clone();
-                b.pop()?;
-                b
-            }
-            name if children.contains(name) => {
-                let mut b = here.clone();
-                b.push(name.to_string());
-                return Some(b.into_iter().chain(path[1..].iter().cloned()).collect());
-            }
-            _ => return None,
+    fn visit_impl_item(&mut self, item: &'ast ImplItem) {
+        let attrs = match item {
+            ImplItem::Const(i) => &i.attrs,
+            ImplItem::Fn(i) => &i.attrs,
+            ImplItem::Type(i) => &i.attrs,
+            ImplItem::Macro(i) => &i.attrs,
+            _ => &[][..],
         };
-        let mut rest = &path[1..];
-        while rest.first().is_some_and(|s| s == "super") {
-            base.pop()?;
-            rest = &rest[1..];
+        if !test_only(attrs) {
+            visit::visit_impl_item(self, item);
         }
-        base.extend(rest.iter().cloned());
-        Some(base)
-    };
-    let mut found = Vec::new();
-    let mut rest = src;
-    // `use` declarations.
-    while let Some(at) = find_word(rest, "use") {
-        let after = &rest[at + 3..];
-        let Some(end) = after.find(';') else { break };
-        for path in expand_use(&after[..end]) {
-            if let Some(abs) = absolute(&path) {
-                found.push((abs, format!("use {}", path.join("::"))));
-            }
-        }
-        rest = &after[end..];
     }
-    // Paths anywhere: crate::…, super::…, self::…, child::….
-    let chars: Vec<char> = src.chars().collect();
-    let mut i = 0;
-    while i < chars.len() {
-        if !is_ident(chars[i]) || (i > 0 && (is_ident(chars[i - 1]) || chars[i - 1] == ':')) {
-            i += 1;
-            continue;
+
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if m.content.is_none() {
+            self.children.insert(m.ident.to_string());
         }
-        let mut segs = Vec::new();
-        let mut j = i;
-        loop {
-            let start = j;
-            while j < chars.len() && is_ident(chars[j]) {
-                j += 1;
-            }
-            segs.push(chars[start..j].iter().collect::<String>());
-            if chars.get(j) == Some(&':') && chars.get(j + 1) == Some(&':') {
-                j += 2;
-                if chars.get(j).is_some_and(|&c| is_ident(c)) {
-                    continue;
+        visit::visit_item_mod(self, m);
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        let mut paths = Vec::new();
+        use_paths(&u.tree, Vec::new(), &mut paths);
+        for p in paths {
+            let text = format!("use {}", p.join("::"));
+            self.paths.push((p, text));
+        }
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        self.path(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        visit::visit_path(self, path);
+    }
+
+    fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+        if let (None, syn::Type::Path(t)) = (&i.trait_, &*i.self_ty) {
+            let ty = t.path.segments.last().map(|s| s.ident.to_string());
+            if ty.as_deref() == Some("LiveRing") {
+                for item in &i.items {
+                    if let ImplItem::Fn(f) = item {
+                        self.live_ring_methods.insert(f.sig.ident.to_string());
+                    }
                 }
             }
-            break;
+            self.impls.extend(ty);
         }
-        if segs.len() > 1 {
-            if let Some(abs) = absolute(&segs) {
-                found.push((abs, segs.join("::")));
-            }
-        }
-        i = j.max(i + 1);
+        visit::visit_item_impl(self, i);
     }
-    let _ = tree;
-    found
+
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        match e {
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                self.ring_word |=
+                    POINTER_METHODS.contains(&name.as_str()) && is_ring_word(&m.receiver);
+                self.calls.insert(name);
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                self.ring_word |= is_ring_word(&u.expr);
+            }
+            Expr::Call(c) => {
+                let free_access = matches!(&*c.func, Expr::Path(p)
+                    if p.path.segments.last().is_some_and(|s| s.ident == "load" || s.ident == "store"));
+                self.ring_word |= free_access && c.args.iter().any(mentions_ring_word);
+            }
+            _ => {}
+        }
+        visit::visit_expr(self, e);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        visit::visit_macro(self, m);
+        self.tokens(m.tokens.clone());
+    }
 }
 
-/// The position of `word` as a whole word in `s`.
-fn find_word(s: &str, word: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(at) = s[from..].find(word) {
-        let at = from + at;
-        let before = s[..at].chars().next_back();
-        let after = s[at + word.len()..].chars().next();
-        if !before.is_some_and(is_ident) && !after.is_some_and(is_ident) {
-            return Some(at);
+/// The module path (from the crate root) a path of `module` names, if it
+/// names one of this crate: `crate::`, `self::`, `super::` or a child.
+fn absolute(module: &str, children: &BTreeSet<String>, path: &[String]) -> Option<Vec<String>> {
+    let mut base: Vec<String> = module
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let mut rest = match path.first()?.as_str() {
+        "crate" => {
+            base.clear();
+            &path[1..]
         }
-        from = at + word.len();
+        "self" => &path[1..],
+        "super" => path,
+        name if children.contains(name) => return Some([base, path.to_vec()].concat()),
+        _ => return None,
+    };
+    while rest.first().is_some_and(|s| s == "super") {
+        base.pop()?;
+        rest = &rest[1..];
     }
-    None
+    Some([base, rest.to_vec()].concat())
 }
 
 /// The module a path from the crate root lands in: its longest prefix that
@@ -448,175 +371,117 @@ fn top_level(module: &str) -> &str {
 }
 
 /// One import edge: from, to, and the path that makes it.
-#[derive(Debug, Clone)]
 struct Edge {
     from: Module,
     to: Module,
     via: String,
 }
 
-fn edges(tree: &Tree, stripped: &BTreeMap<Module, String>) -> Vec<Edge> {
-    let mut all = Vec::new();
-    for (module, src) in stripped {
-        for (path, via) in referenced_paths(module, src, tree) {
-            let to = target_module(&path, tree);
-            if &to != module {
-                all.push(Edge {
-                    from: module.clone(),
-                    to,
-                    via,
-                });
-            }
-        }
-    }
-    all
-}
-
-/// A cycle of the graph, as its modules in order, if there is one.
-fn find_cycle(edges: &[Edge]) -> Option<Vec<Module>> {
+/// A cycle of the graph of `edges` (from, to), as its modules in order
+/// (the first repeated at the end), if there is one.
+fn find_cycle<'a>(edges: &[(&'a str, &'a str)]) -> Option<Vec<Module>> {
     let mut next: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for e in edges {
-        next.entry(&e.from).or_default().insert(&e.to);
-    }
-    #[derive(Clone, Copy, PartialEq)]
-    enum Mark {
-        Open,
-        Done,
+    for &(from, to) in edges {
+        next.entry(from).or_default().insert(to);
     }
     fn visit<'a>(
         m: &'a str,
         next: &BTreeMap<&'a str, BTreeSet<&'a str>>,
-        marks: &mut BTreeMap<&'a str, Mark>,
+        done: &mut BTreeSet<&'a str>,
         path: &mut Vec<&'a str>,
     ) -> Option<Vec<Module>> {
-        match marks.get(m) {
-            Some(Mark::Done) => return None,
-            Some(Mark::Open) => {
-                let from = path.iter().position(|&p| p == m).unwrap();
-                let mut cycle: Vec<Module> = path[from..].iter().map(|s| s.to_string()).collect();
-                cycle.push(m.to_string());
-                return Some(cycle);
-            }
-            None => {}
+        if let Some(from) = path.iter().position(|&p| p == m) {
+            return Some(
+                path[from..]
+                    .iter()
+                    .chain([&m])
+                    .map(|s| s.to_string())
+                    .collect(),
+            );
         }
-        marks.insert(m, Mark::Open);
+        if !done.insert(m) {
+            return None;
+        }
         path.push(m);
-        for &n in next.get(m).into_iter().flatten() {
-            if let Some(c) = visit(n, next, marks, path) {
-                return Some(c);
-            }
-        }
+        let found = next
+            .get(m)
+            .into_iter()
+            .flatten()
+            .find_map(|n| visit(n, next, done, path));
         path.pop();
-        marks.insert(m, Mark::Done);
-        None
+        found
     }
-    let mut marks = BTreeMap::new();
-    for &m in next.keys() {
-        if let Some(c) = visit(m, &next, &mut marks, &mut Vec::new()) {
-            return Some(c);
-        }
-    }
-    None
+    let mut done = BTreeSet::new();
+    next.keys()
+        .find_map(|m| visit(m, &next, &mut done, &mut Vec::new()))
 }
 
-/// Names of the methods queue.rs defines on the ring types.
-fn queue_methods(queue_src: &str) -> BTreeSet<String> {
-    let mut names = BTreeSet::new();
-    let mut rest = queue_src;
-    while let Some(at) = rest.find("impl LiveRing") {
-        let body = &rest[at..];
-        let mut depth = 0usize;
-        let mut end = body.len();
-        for (k, ch) in body.char_indices() {
-            match ch {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = k;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        let block = &body[..end];
-        let mut from = 0;
-        while let Some(f) = find_word(&block[from..], "fn") {
-            let name: String = block[from + f + 2..]
-                .trim_start()
-                .chars()
-                .take_while(|&c| is_ident(c))
-                .collect();
-            names.insert(name);
-            from += f + 2;
-        }
-        rest = &body[end..];
-    }
-    names
-}
-
-/// Everything wrong with `tree` (empty when the layering holds).
-fn check(tree: &Tree) -> Vec<String> {
+/// Everything wrong with `tree` under `layers` (empty when the layering
+/// holds).
+fn check(layers: &[&[&str]], tree: &Tree) -> Vec<String> {
     let mut problems = Vec::new();
-    let layers = documented_layers(tree.get("").map_or("", |s| s.text.as_str()));
+    let file = |m: &str| tree[m].file.clone();
     let mut layer_of: BTreeMap<&str, usize> = BTreeMap::new();
     for (n, names) in layers.iter().enumerate() {
-        for name in names {
+        for &name in *names {
             if layer_of.insert(name, n + 1).is_some() {
-                problems.push(format!("src/lib.rs lists `{name}` in two layers"));
+                problems.push(format!(
+                    "tests/layering.rs: LAYERS lists `{name}` in two layers"
+                ));
             }
         }
     }
-    if layers.is_empty() {
-        problems.push("src/lib.rs documents no layers (lines `//! 1. [`a`], … — …`)".into());
+    let mut facts: BTreeMap<&str, Facts> = BTreeMap::new();
+    for (module, source) in tree {
+        let mut f = Facts::default();
+        match syn::parse_file(&source.text) {
+            Ok(ast) => f.visit_file(&ast),
+            Err(e) => problems.push(format!("{}: does not parse: {e}", source.file)),
+        }
+        facts.insert(module.as_str(), f);
     }
-    let stripped: BTreeMap<Module, String> = tree
-        .iter()
-        .map(|(m, s)| {
-            (
-                m.clone(),
-                strip_test_items(&strip_comments_and_literals(&s.text)),
-            )
-        })
-        .collect();
-    for module in tree.keys().filter(|m| !m.is_empty() && !m.contains("::")) {
-        if !layer_of.contains_key(module.as_str()) {
+    for m in tree.keys().filter(|m| !m.is_empty() && !m.contains("::")) {
+        if !layer_of.contains_key(m.as_str()) {
             problems.push(format!(
-                "{}: module `{module}` is in no layer of src/lib.rs's list",
-                file_of(tree, module)
+                "{}: module `{m}` is in no layer of LAYERS in tests/layering.rs",
+                file(m)
             ));
         }
     }
-    for name in layer_of.keys() {
-        if !tree.contains_key(*name) {
-            problems.push(format!("src/lib.rs lists `{name}`, which is not a module"));
+    let mut edges = Vec::new();
+    for (&module, f) in &facts {
+        for (path, via) in &f.paths {
+            let Some(abs) = absolute(module, &f.children, path) else {
+                continue;
+            };
+            let to = target_module(&abs, tree);
+            if to != module {
+                edges.push(Edge {
+                    from: module.to_string(),
+                    to,
+                    via: via.clone(),
+                });
+            }
         }
     }
-    let all = edges(tree, &stripped);
     let mut reported = BTreeSet::new();
-    for e in all.iter().filter(|e| !e.from.is_empty()) {
-        if !reported.insert((e.from.clone(), e.to.clone())) {
+    for e in edges.iter().filter(|e| !e.from.is_empty()) {
+        let (from, to) = (top_level(&e.from), top_level(&e.to));
+        if !reported.insert((&e.from, &e.to)) || (from == to && !e.to.is_empty()) {
             continue;
         }
         if e.to.is_empty() {
             problems.push(format!(
                 "{}: `{}` goes through the crate root; name the module",
-                file_of(tree, &e.from),
+                file(&e.from),
                 e.via
             ));
-            continue;
-        }
-        let (from, to) = (top_level(&e.from), top_level(&e.to));
-        if from == to {
-            continue;
-        }
-        if let (Some(&lf), Some(&lt)) = (layer_of.get(from), layer_of.get(to)) {
+        } else if let (Some(&lf), Some(&lt)) = (layer_of.get(from), layer_of.get(to)) {
             if lt >= lf {
                 problems.push(format!(
                     "{}: {} (layer {lf}) imports {} (layer {lt}) with `{}`: a module may only \
                      import from earlier layers",
-                    file_of(tree, &e.from),
+                    file(&e.from),
                     e.from,
                     e.to,
                     e.via
@@ -625,111 +490,96 @@ fn check(tree: &Tree) -> Vec<String> {
         }
     }
     // Every cycle, one at a time: report it, cut its last hop, look again.
-    let mut remaining = all.clone();
+    let mut remaining: Vec<(&str, &str)> = edges.iter().map(|e| (&*e.from, &*e.to)).collect();
     while let Some(cycle) = find_cycle(&remaining) {
-        let via: Vec<String> = cycle
+        let hops: Vec<String> = cycle
             .windows(2)
             .map(|w| {
-                let e = all.iter().find(|e| e.from == w[0] && e.to == w[1]).unwrap();
-                format!(
-                    "{} -> {} (`{}` in {})",
-                    w[0],
-                    w[1],
-                    e.via,
-                    file_of(tree, &w[0])
-                )
+                let e = edges
+                    .iter()
+                    .find(|e| e.from == w[0] && e.to == w[1])
+                    .unwrap();
+                format!("{} -> {} (`{}` in {})", w[0], w[1], e.via, file(&w[0]))
             })
             .collect();
-        problems.push(format!("module cycle: {}", via.join(", ")));
+        problems.push(format!("module cycle: {}", hops.join(", ")));
         let (a, b) = (&cycle[cycle.len() - 2], &cycle[cycle.len() - 1]);
-        remaining.retain(|e| !(&e.from == a && &e.to == b));
+        remaining.retain(|&(from, to)| !(from == a && to == b));
     }
-    for (module, src) in &stripped {
-        if module == "ring" || module == "queue" {
-            continue;
-        }
-        for ty in ["io_uring", "LiveRing"] {
-            let pattern = format!("impl {ty} ");
-            if src.contains(&pattern) {
+    for (&module, f) in &facts {
+        if !RING_METHOD_MODULES.contains(&module) {
+            for ty in RING_TYPES.iter().filter(|ty| f.impls.contains(**ty)) {
                 problems.push(format!(
                     "{}: `impl {ty}`: ring methods live in ring.rs and queue.rs; offer a \
                      function that takes the ring",
-                    file_of(tree, module)
+                    file(module)
                 ));
             }
         }
+        if module != "ring" && f.ring_word {
+            problems.push(format!(
+                "{}: reaches a kernel-shared ring word directly; use ring.rs's accessors",
+                file(module)
+            ));
+        }
     }
-    if let (Some(queue_src), Some(&queue_layer)) = (stripped.get("queue"), layer_of.get("queue")) {
-        let methods = queue_methods(queue_src);
-        for (module, src) in &stripped {
-            let below = layer_of
+    if let (Some(queue), Some(&queue_layer)) = (facts.get("queue"), layer_of.get("queue")) {
+        for (&module, f) in &facts {
+            if layer_of
                 .get(top_level(module))
-                .is_some_and(|&l| l < queue_layer);
-            if !below {
-                continue;
-            }
-            for name in &methods {
-                let call = format!(".{name}(");
-                if src.contains(&call) {
+                .is_some_and(|&l| l < queue_layer)
+            {
+                for name in f.calls.intersection(&queue.live_ring_methods) {
                     problems.push(format!(
-                        "{}: calls `{call}…)`, a method of queue.rs (a later layer)",
-                        file_of(tree, module)
+                        "{}: calls `.{name}(…)`, a method of queue.rs (a later layer)",
+                        file(module)
                     ));
                 }
             }
         }
     }
-    const WORDS: &str = "khead|ktail|kflags|kring_mask|kring_entries|kdropped|koverflow|array";
-    for (module, src) in &stripped {
-        if module == "ring" {
-            continue;
-        }
-        let mut bad = src.contains("AtomicU32::from_ptr");
-        // A free `load(…)` / `store(…)` (not an atomic's method) of a word.
-        for call in ["load(", "store("] {
-            let mut from = 0;
-            while let Some(at) = find_word(&src[from..], &call[..call.len() - 1]) {
-                let at = from + at;
-                from = at + call.len();
-                let free = !src[..at].ends_with('.') && src[at..].starts_with(call);
-                let args = src[at..].split(')').next().unwrap_or("");
-                bad |= free && WORDS.split('|').any(|w| args.contains(&format!(".{w}")));
-            }
-        }
-        for word in WORDS.split('|') {
-            for suffix in [
-                ".add(", ".offset(", ".read(", ".write(", ".as_ref(", ".as_mut(",
-            ] {
-                bad |= src.contains(&format!(".{word}{suffix}"));
-            }
-            let mut from = 0;
-            while let Some(at) = src[from..].find(&format!(".{word}")) {
-                let at = from + at;
-                let start = src[..at]
-                    .rfind(|c: char| !(is_ident(c) || c == '.'))
-                    .unwrap_or(0);
-                let end = at + word.len() + 1;
-                let whole_word = !src[end..].starts_with(is_ident);
-                bad |= whole_word && src[..=start].ends_with('*');
-                from = end;
-            }
-        }
-        if bad {
-            problems.push(format!(
-                "{}: reaches a kernel-shared ring word directly; use ring.rs's accessors",
-                file_of(tree, module)
-            ));
-        }
-    }
     problems
 }
 
+/// The layers src/lib.rs's documentation lists: lines `//! N. [`a`],
+/// `b` — …` (the names before the dash, possibly wrapped).
+fn documented_layers(lib_rs: &str) -> Vec<BTreeSet<String>> {
+    let mut items: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in lib_rs.lines() {
+        let doc = line.strip_prefix("//!").map(str::trim).unwrap_or("");
+        let numbered = doc
+            .split_once(". ")
+            .filter(|(n, _)| n.parse::<u32>().is_ok());
+        if let Some((_, rest)) = numbered {
+            items.push(rest.to_string());
+            open = true;
+        } else if doc.is_empty() {
+            open = false;
+        } else if open {
+            items.last_mut().unwrap().push_str(&format!(" {doc}"));
+        }
+    }
+    let names = |item: &String| {
+        let head = item.split(" — ").next().unwrap_or("");
+        head.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
+    };
+    items.iter().map(names).collect()
+}
+
+fn real_tree() -> Tree {
+    read_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
 #[test]
-fn the_module_graph_of_src_follows_the_documented_layers() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let tree = read_tree(&root.join("src"));
+fn the_module_graph_of_src_follows_the_layers() {
+    let tree = real_tree();
     assert!(tree.len() > 10, "src/ has {} modules", tree.len());
-    let problems = check(&tree);
+    let problems = check(LAYERS, &tree);
     assert!(
         problems.is_empty(),
         "the layering of src/ is broken:\n  {}",
@@ -738,158 +588,226 @@ fn the_module_graph_of_src_follows_the_documented_layers() {
 }
 
 #[test]
-fn the_documented_layers_name_the_known_modules() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
-    let layers = documented_layers(&lib);
-    assert!(layers.len() >= 5, "{layers:?}");
-    assert_eq!(layers[0].first().map(String::as_str), Some("sys"));
-    assert!(
-        layers.last().unwrap().contains(&"ffi".to_string()),
-        "{layers:?}"
+fn src_lib_rs_documents_the_same_layers() {
+    let tree = real_tree();
+    let documented = documented_layers(&tree[""].text);
+    let existing: Vec<BTreeSet<String>> = LAYERS
+        .iter()
+        .map(|l| {
+            l.iter()
+                .filter(|m| tree.contains_key(**m))
+                .map(|m| m.to_string())
+                .collect()
+        })
+        .filter(|l: &BTreeSet<String>| !l.is_empty())
+        .collect();
+    assert_eq!(
+        documented, existing,
+        "src/lib.rs's list of layers (left) and LAYERS in tests/layering.rs (right, modules \
+         that exist) disagree: edit both"
     );
 }
 
-/// A made-up tree: a crate root documenting `layers`, and `files`.
-fn fake(layers: &[&str], files: &[(&str, &str)]) -> Tree {
-    let mut lib = String::from("//! Layers:\n//!\n");
-    for (n, l) in layers.iter().enumerate() {
-        lib.push_str(&format!("//! {}. {l} — what they are.\n", n + 1));
-    }
-    lib.push_str("\nmod a;\n");
-    let source = |module: &str, text: &str| Source {
-        file: format!("src/{}.rs", module.replace("::", "/")),
-        text: text.to_string(),
-    };
+#[test]
+fn the_documented_layers_are_read_with_wrapped_lines() {
+    let doc = "//! Layers:\n//!\n//! 1. [`a`], `b` — the first; not `c`.\n\
+               //! 2. [`d`], [`e`],\n//!    [`f`] — wrapped.\n//!\n//! Not a layer: `g`.\n";
+    let want: Vec<BTreeSet<String>> = vec![
+        ["a", "b"].map(String::from).into(),
+        ["d", "e", "f"].map(String::from).into(),
+    ];
+    assert_eq!(documented_layers(doc), want);
+}
+
+/// A made-up tree: a crate root and `files`, by module.
+fn fake(files: &[(&str, &str)]) -> Tree {
     let mut tree = Tree::new();
-    tree.insert(String::new(), source("lib", &lib));
-    for (m, s) in files {
-        tree.insert(m.to_string(), source(m, s));
+    for (m, text) in [("", "")].iter().chain(files) {
+        let file = if m.is_empty() {
+            "src/lib.rs".into()
+        } else {
+            format!("src/{}.rs", m.replace("::", "/"))
+        };
+        tree.insert(
+            m.to_string(),
+            Source {
+                file,
+                text: text.to_string(),
+            },
+        );
     }
     tree
 }
 
+/// The one problem `check` finds, or a panic showing all.
+fn only_problem(layers: &[&[&str]], files: &[(&str, &str)]) -> String {
+    let problems = check(layers, &fake(files));
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    problems[0].clone()
+}
+
 #[test]
 fn the_checker_accepts_imports_from_earlier_layers() {
-    let tree = fake(
-        &["[`a`]", "[`b`], `c`"],
-        &[
-            ("a", "pub fn f() {}\n"),
-            ("b", "use crate::a;\nfn g() { crate::a::f() }\n"),
-            ("c", "use crate::{a::{self, f}};\n"),
-        ],
+    let tree = fake(&[
+        ("a", "pub fn f() {}\npub struct X;\n"),
+        ("b", "use crate::a;\nuse crate::a::{self as other, f as g, *};\nfn h(_: crate::a::X) { crate::a::f() }\n"),
+        ("c", "use crate::{a::{self, f}};\nfn h() { assert!(super::a::f() == ()); }\n"),
+    ]);
+    assert_eq!(
+        check(&[&["a", "planned"], &["b", "c"]], &tree),
+        Vec::<String>::new()
     );
-    assert_eq!(check(&tree), Vec::<String>::new());
 }
 
 #[test]
 fn the_checker_names_an_import_against_the_order() {
-    let tree = fake(
-        &["[`a`]", "[`b`]"],
+    let p = only_problem(
+        &[&["a"], &["b"]],
         &[
             ("a", "fn f() { crate::b::g() }\n"),
             ("b", "pub fn g() {}\n"),
         ],
     );
-    let problems = check(&tree);
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("a (layer 1) imports b (layer 2)") && p.contains("crate::b::g")),
-        "{problems:?}"
+        p.starts_with("src/a.rs: a (layer 1) imports b (layer 2) with `crate::b::g`"),
+        "{p}"
     );
 }
 
 #[test]
 fn the_checker_refuses_imports_between_modules_of_one_layer() {
-    let tree = fake(
-        &["[`a`], [`b`]"],
+    let p = only_problem(
+        &[&["a", "b"]],
         &[("a", "use crate::b::X;\n"), ("b", "pub struct X;\n")],
     );
-    let problems = check(&tree);
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("a (layer 1) imports b (layer 1)")),
-        "{problems:?}"
+        p.contains("a (layer 1) imports b (layer 1) with `use crate::b::X`"),
+        "{p}"
+    );
+}
+
+#[test]
+fn the_checker_sees_every_kind_of_path() {
+    let users = [
+        ("u", "use crate::b::X;\n"),
+        ("s", "fn f() { super::b::g() }\n"),
+        ("t", "fn f(_: &crate::b::X) {}\n"),
+        (
+            "g",
+            "const N: usize = core::mem::size_of::<crate::b::X>();\n",
+        ),
+        ("m", "fn f() { assert!(crate::b::g() == ()); }\n"),
+        (
+            "n",
+            "fn f() { own_syntax!(nonnull p; ring => crate::b::g(ring)); }\n",
+        ),
+        ("k", "own_syntax! { $crate::b::g }\n"),
+        ("w", "mod kid;\n"),
+        ("w::kid", "fn f() { super::super::b::g() }\n"),
+    ];
+    let names: Vec<&str> = users
+        .iter()
+        .map(|(m, _)| *m)
+        .filter(|m| !m.contains(':'))
+        .collect();
+    let files: Vec<(&str, &str)> = users
+        .iter()
+        .copied()
+        .chain([("b", "pub fn g() {} pub struct X;")])
+        .collect();
+    let problems = check(&[&names, &["b"]], &fake(&files));
+    for (m, _) in users.iter().filter(|(m, _)| *m != "w") {
+        let want = format!("{m} (layer 1) imports b (layer 2)");
+        assert!(
+            problems.iter().any(|p| p.contains(&want)),
+            "{want}: {problems:#?}"
+        );
+    }
+    assert_eq!(problems.len(), users.len() - 1, "{problems:#?}");
+}
+
+#[test]
+fn the_checker_wants_the_module_named_not_the_crate_root() {
+    let p = only_problem(&[&["a"]], &[("a", "use crate::Reexported;\n")]);
+    assert!(
+        p.contains("`use crate::Reexported` goes through the crate root"),
+        "{p}"
     );
 }
 
 #[test]
 fn the_checker_finds_a_cycle_through_a_submodule() {
-    let tree = fake(
-        &["[`a`]"],
+    let p = only_problem(
+        &[&["a"]],
         &[
             ("a", "mod kid;\nfn f() { kid::g() }\npub fn h() {}\n"),
             ("a::kid", "pub fn g() { super::h() }\n"),
         ],
     );
-    let problems = check(&tree);
     assert!(
-        problems
-            .iter()
-            .any(|p| p.starts_with("module cycle: ") && p.contains("a::kid -> a")),
-        "{problems:?}"
+        p.starts_with("module cycle: ") && p.contains("a::kid -> a (`super::h` in src/a/kid.rs)"),
+        "{p}"
     );
 }
 
 #[test]
 fn the_checker_ignores_comments_strings_and_tests() {
-    let tree = fake(
-        &["[`a`]", "[`b`]"],
-        &[
-            (
-                "a",
-                "// see crate::b::g\n/// [`crate::b`]\nconst S: &str = \"crate::b::g\";\n\
-                 const C: char = '\"';\n#[cfg(test)]\nmod tests { use crate::b::g; }\n",
-            ),
-            ("b", "pub fn g() {}\n"),
-        ],
-    );
-    assert_eq!(check(&tree), Vec::<String>::new());
+    let a = "// see crate::b::g\n/// [`crate::b`]\nconst S: &str = \"crate::b::g\";\n\
+             const C: char = '\"';\n#[cfg(test)]\nmod tests { use crate::b::g; }\n\
+             #[cfg(test)]\nfn t() { crate::b::g() }\nstruct X;\n\
+             impl X {\n    #[cfg(test)]\n    fn t() { crate::b::g() }\n}\n";
+    let tree = fake(&[("a", a), ("b", "pub fn g() {}\n")]);
+    assert_eq!(check(&[&["a"], &["b"]], &tree), Vec::<String>::new());
 }
 
 #[test]
-fn the_checker_wants_every_module_in_a_layer() {
-    let tree = fake(&["[`a`]"], &[("a", ""), ("stray", "")]);
-    let problems = check(&tree);
+fn the_checker_wants_every_module_in_a_layer_once() {
+    let p = only_problem(&[&["a"]], &[("a", ""), ("stray", "")]);
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("`stray` is in no layer")),
-        "{problems:?}"
+        p.starts_with("src/stray.rs: module `stray` is in no layer"),
+        "{p}"
     );
+    let p = only_problem(&[&["a"], &["a"]], &[("a", "")]);
+    assert!(p.contains("lists `a` in two layers"), "{p}");
 }
 
 #[test]
 fn the_checker_keeps_ring_methods_and_ring_words_in_their_modules() {
-    let tree = fake(
-        &["[`ring`]", "[`stats`], [`setup`]", "[`queue`]"],
-        &[
-            ("ring", "pub struct LiveRing;\nimpl LiveRing { pub fn cq_head(&self) {} }\n"),
-            (
-                "stats",
-                "use crate::ring::LiveRing;\nimpl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
-                 fn peek(r: &LiveRing) -> u32 { unsafe { *r.cq.khead } }\n",
-            ),
-            (
-                "setup",
-                "fn tail(r: &LiveRing) -> u32 { unsafe { load(r.sq.ktail, Relaxed) } }\n",
-            ),
-            ("queue", "use crate::ring::LiveRing;\nimpl LiveRing { fn flush_sq(&self) {} }\n"),
-        ],
-    );
-    let problems = check(&tree);
-    for want in [
+    let layers: &[&[&str]] = &[
+        &["ring"],
+        &["stats", "setup", "env", "lock", "register"],
+        &["queue"],
+        &["ffi"],
+    ];
+    let files = [
+        ("ring", "pub struct LiveRing;\nimpl LiveRing { pub fn cq_head(&self) -> u32 { unsafe { *self.cq.khead } } }\n"),
+        (
+            "stats",
+            "use crate::ring::LiveRing;\nimpl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
+             fn peek(r: &LiveRing) -> u32 { unsafe { *r.cq.khead } }\n",
+        ),
+        ("setup", "fn tail(r: &LiveRing) -> u32 { unsafe { load(r.sq.ktail, Relaxed) } }\n"),
+        ("env", "fn slot(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }\n"),
+        ("lock", "fn word(p: *mut u32) { let _ = unsafe { AtomicU32::from_ptr(p) }; }\n"),
+        ("register", "fn peek(r: &LiveRing) { assert!(unsafe { *(r.cq.khead) } != 0); }\n"),
+        ("queue", "use crate::ring::LiveRing;\nimpl LiveRing { fn flush_sq(&self) {} }\nimpl Drop for LiveRing { fn drop(&mut self) {} }\n"),
+        ("ffi", "fn f(r: &LiveRing) { r.flush_sq(); r.cq.khead.is_null(); }\n"),
+    ];
+    let problems = check(layers, &fake(&files));
+    let want = [
         "src/stats.rs: `impl LiveRing`",
         "src/stats.rs: calls `.flush_sq(…)`",
         "src/stats.rs: reaches a kernel-shared ring word",
         "src/setup.rs: reaches a kernel-shared ring word",
-    ] {
+        "src/env.rs: reaches a kernel-shared ring word",
+        "src/lock.rs: reaches a kernel-shared ring word",
+        "src/register.rs: reaches a kernel-shared ring word",
+    ];
+    for w in want {
         assert!(
-            problems.iter().any(|p| p.starts_with(want)),
-            "{want}: {problems:?}"
+            problems.iter().any(|p| p.starts_with(w)),
+            "{w}: {problems:#?}"
         );
     }
-    assert_eq!(problems.len(), 4, "{problems:?}");
+    assert_eq!(problems.len(), want.len(), "{problems:#?}");
 }
