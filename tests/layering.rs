@@ -621,193 +621,158 @@ fn the_documented_layers_are_read_with_wrapped_lines() {
 
 /// A made-up tree: a crate root and `files`, by module.
 fn fake(files: &[(&str, &str)]) -> Tree {
-    let mut tree = Tree::new();
-    for (m, text) in [("", "")].iter().chain(files) {
-        let file = if m.is_empty() {
-            "src/lib.rs".into()
-        } else {
-            format!("src/{}.rs", m.replace("::", "/"))
-        };
-        tree.insert(
-            m.to_string(),
-            Source {
-                file,
-                text: text.to_string(),
-            },
-        );
-    }
-    tree
+    let source = |m: &str, text: &str| Source {
+        file: format!(
+            "src/{}.rs",
+            if m.is_empty() {
+                "lib".into()
+            } else {
+                m.replace("::", "/")
+            }
+        ),
+        text: text.to_string(),
+    };
+    let root = [("", "")];
+    root.iter()
+        .chain(files)
+        .map(|(m, t)| (m.to_string(), source(m, t)))
+        .collect()
 }
 
-/// The one problem `check` finds, or a panic showing all.
-fn only_problem(layers: &[&[&str]], files: &[(&str, &str)]) -> String {
-    let problems = check(layers, &fake(files));
-    assert_eq!(problems.len(), 1, "{problems:#?}");
-    problems[0].clone()
-}
+/// A made-up case: what it shows, its layers, its files (module, text),
+/// and what `check` says (one problem containing each string, no other).
+type Case = (
+    &'static str,
+    &'static [&'static [&'static str]],
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
 
-#[test]
-fn the_checker_accepts_imports_from_earlier_layers() {
-    let tree = fake(&[
-        ("a", "pub fn f() {}\npub struct X;\n"),
-        ("b", "use crate::a;\nuse crate::a::{self as other, f as g, *};\nfn h(_: crate::a::X) { crate::a::f() }\n"),
-        ("c", "use crate::{a::{self, f}};\nfn h() { assert!(super::a::f() == ()); }\n"),
-    ]);
-    assert_eq!(
-        check(&[&["a", "planned"], &["b", "c"]], &tree),
-        Vec::<String>::new()
-    );
-}
-
-#[test]
-fn the_checker_names_an_import_against_the_order() {
-    let p = only_problem(
+const CASES: &[Case] = &[
+    (
+        "imports from earlier layers; a listed module without a file",
+        &[&["a", "planned"], &["b", "c"]],
+        &[
+            ("a", "pub fn f() {}\npub struct X;"),
+            ("b", "use crate::a::{self as other, f as g, *};\nfn h(_: crate::a::X) { crate::a::f() }"),
+            ("c", "use crate::{a::{self, f}};\nfn h() { assert!(super::a::f() == ()); }"),
+        ],
+        &[],
+    ),
+    (
+        "an import against the order",
+        &[&["a"], &["b"]],
+        &[("a", "fn f() { crate::b::g() }"), ("b", "pub fn g() {}")],
+        &["src/a.rs: a (layer 1) imports b (layer 2) with `crate::b::g`: a module may only"],
+    ),
+    (
+        "an import within one layer",
+        &[&["a", "b"]],
+        &[("a", "use crate::b::X;"), ("b", "pub struct X;")],
+        &["src/a.rs: a (layer 1) imports b (layer 1) with `use crate::b::X`"],
+    ),
+    (
+        "every kind of path",
+        &[&["u", "s", "t", "g", "m", "n", "k", "w"], &["b"]],
+        &[
+            ("b", "pub fn g() {}\npub struct X;"),
+            ("u", "use crate::b::X;"),
+            ("s", "fn f() { super::b::g() }"),
+            ("t", "fn f(_: &crate::b::X) {}"),
+            ("g", "const N: usize = core::mem::size_of::<crate::b::X>();"),
+            ("m", "fn f() { assert!(crate::b::g() == ()); }"),
+            ("n", "fn f() { own_syntax!(nonnull p; ring => crate::b::g(ring)); }"),
+            ("k", "own_syntax! { $crate::b::g }"),
+            ("w", "mod kid;"),
+            ("w::kid", "fn f() { super::super::b::g() }"),
+        ],
+        &[
+            "u (layer 1) imports b (layer 2) with `use crate::b::X`",
+            "s (layer 1) imports b (layer 2) with `super::b::g`",
+            "t (layer 1) imports b (layer 2) with `crate::b::X`",
+            "g (layer 1) imports b (layer 2) with `crate::b::X`",
+            "m (layer 1) imports b (layer 2) with `crate::b::g`",
+            "n (layer 1) imports b (layer 2) with `crate::b::g`",
+            "k (layer 1) imports b (layer 2) with `crate::b::g`",
+            "src/w/kid.rs: w::kid (layer 1) imports b (layer 2) with `super::super::b::g`",
+        ],
+    ),
+    (
+        "a path through the crate root",
+        &[&["a"]],
+        &[("a", "use crate::Reexported;")],
+        &["src/a.rs: `use crate::Reexported` goes through the crate root; name the module"],
+    ),
+    (
+        "a cycle through a submodule",
+        &[&["a"]],
+        &[("a", "mod kid;\nfn f() { kid::g() }\npub fn h() {}"), ("a::kid", "pub fn g() { super::h() }")],
+        &["module cycle: a -> a::kid (`kid::g` in src/a.rs), a::kid -> a (`super::h` in src/a/kid.rs)"],
+    ),
+    (
+        "comments, strings and tests do not count",
         &[&["a"], &["b"]],
         &[
-            ("a", "fn f() { crate::b::g() }\n"),
-            ("b", "pub fn g() {}\n"),
+            (
+                "a",
+                "// see crate::b::g\n/// [`crate::b`]\nconst S: &str = \"crate::b::g\";\nconst C: char = '\"';\n\
+                 #[cfg(test)]\nmod tests { use crate::b::g; }\n#[cfg(test)]\nfn t() { crate::b::g() }\n\
+                 struct X;\nimpl X {\n    #[cfg(test)]\n    fn t() { crate::b::g() }\n}",
+            ),
+            ("b", "pub fn g() {}"),
         ],
-    );
-    assert!(
-        p.starts_with("src/a.rs: a (layer 1) imports b (layer 2) with `crate::b::g`"),
-        "{p}"
-    );
-}
-
-#[test]
-fn the_checker_refuses_imports_between_modules_of_one_layer() {
-    let p = only_problem(
-        &[&["a", "b"]],
-        &[("a", "use crate::b::X;\n"), ("b", "pub struct X;\n")],
-    );
-    assert!(
-        p.contains("a (layer 1) imports b (layer 1) with `use crate::b::X`"),
-        "{p}"
-    );
-}
-
-#[test]
-fn the_checker_sees_every_kind_of_path() {
-    let users = [
-        ("u", "use crate::b::X;\n"),
-        ("s", "fn f() { super::b::g() }\n"),
-        ("t", "fn f(_: &crate::b::X) {}\n"),
-        (
-            "g",
-            "const N: usize = core::mem::size_of::<crate::b::X>();\n",
-        ),
-        ("m", "fn f() { assert!(crate::b::g() == ()); }\n"),
-        (
-            "n",
-            "fn f() { own_syntax!(nonnull p; ring => crate::b::g(ring)); }\n",
-        ),
-        ("k", "own_syntax! { $crate::b::g }\n"),
-        ("w", "mod kid;\n"),
-        ("w::kid", "fn f() { super::super::b::g() }\n"),
-    ];
-    let names: Vec<&str> = users
-        .iter()
-        .map(|(m, _)| *m)
-        .filter(|m| !m.contains(':'))
-        .collect();
-    let files: Vec<(&str, &str)> = users
-        .iter()
-        .copied()
-        .chain([("b", "pub fn g() {} pub struct X;")])
-        .collect();
-    let problems = check(&[&names, &["b"]], &fake(&files));
-    for (m, _) in users.iter().filter(|(m, _)| *m != "w") {
-        let want = format!("{m} (layer 1) imports b (layer 2)");
-        assert!(
-            problems.iter().any(|p| p.contains(&want)),
-            "{want}: {problems:#?}"
-        );
-    }
-    assert_eq!(problems.len(), users.len() - 1, "{problems:#?}");
-}
-
-#[test]
-fn the_checker_wants_the_module_named_not_the_crate_root() {
-    let p = only_problem(&[&["a"]], &[("a", "use crate::Reexported;\n")]);
-    assert!(
-        p.contains("`use crate::Reexported` goes through the crate root"),
-        "{p}"
-    );
-}
-
-#[test]
-fn the_checker_finds_a_cycle_through_a_submodule() {
-    let p = only_problem(
+        &[],
+    ),
+    (
+        "a module in no layer",
         &[&["a"]],
+        &[("a", ""), ("stray", "")],
+        &["src/stray.rs: module `stray` is in no layer of LAYERS"],
+    ),
+    ("a module in two layers", &[&["a"], &["a"]], &[("a", "")], &["LAYERS lists `a` in two layers"]),
+    (
+        "ring methods, queue.rs's methods and ring words",
+        &[&["ring"], &["stats", "setup", "env", "lock", "register"], &["queue"], &["ffi"]],
         &[
-            ("a", "mod kid;\nfn f() { kid::g() }\npub fn h() {}\n"),
-            ("a::kid", "pub fn g() { super::h() }\n"),
+            ("ring", "pub struct LiveRing;\nimpl LiveRing { pub fn head(&self) -> u32 { unsafe { *self.cq.khead } } }"),
+            (
+                "stats",
+                "use crate::ring::LiveRing;\nimpl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
+                 fn peek(r: &LiveRing) -> u32 { unsafe { *r.cq.khead } }",
+            ),
+            ("setup", "fn tail(r: &LiveRing) -> u32 { unsafe { load(r.sq.ktail, Relaxed) } }"),
+            ("env", "fn slot(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }"),
+            ("lock", "fn word(p: *mut u32) { let _ = unsafe { AtomicU32::from_ptr(p) }; }"),
+            ("register", "fn peek(r: &LiveRing) { assert!(unsafe { *(r.cq.khead) } != 0); }"),
+            (
+                "queue",
+                "use crate::ring::LiveRing;\nimpl LiveRing { fn flush_sq(&self) {} }\n\
+                 impl Drop for LiveRing { fn drop(&mut self) {} }",
+            ),
+            ("ffi", "fn f(r: &LiveRing) { r.flush_sq(); r.cq.khead.is_null(); }"),
         ],
-    );
-    assert!(
-        p.starts_with("module cycle: ") && p.contains("a::kid -> a (`super::h` in src/a/kid.rs)"),
-        "{p}"
-    );
-}
+        &[
+            "src/stats.rs: `impl LiveRing`: ring methods live in ring.rs and queue.rs",
+            "src/stats.rs: calls `.flush_sq(…)`, a method of queue.rs (a later layer)",
+            "src/stats.rs: reaches a kernel-shared ring word directly",
+            "src/setup.rs: reaches a kernel-shared ring word",
+            "src/env.rs: reaches a kernel-shared ring word",
+            "src/lock.rs: reaches a kernel-shared ring word",
+            "src/register.rs: reaches a kernel-shared ring word",
+        ],
+    ),
+];
 
 #[test]
-fn the_checker_ignores_comments_strings_and_tests() {
-    let a = "// see crate::b::g\n/// [`crate::b`]\nconst S: &str = \"crate::b::g\";\n\
-             const C: char = '\"';\n#[cfg(test)]\nmod tests { use crate::b::g; }\n\
-             #[cfg(test)]\nfn t() { crate::b::g() }\nstruct X;\n\
-             impl X {\n    #[cfg(test)]\n    fn t() { crate::b::g() }\n}\n";
-    let tree = fake(&[("a", a), ("b", "pub fn g() {}\n")]);
-    assert_eq!(check(&[&["a"], &["b"]], &tree), Vec::<String>::new());
-}
-
-#[test]
-fn the_checker_wants_every_module_in_a_layer_once() {
-    let p = only_problem(&[&["a"]], &[("a", ""), ("stray", "")]);
-    assert!(
-        p.starts_with("src/stray.rs: module `stray` is in no layer"),
-        "{p}"
-    );
-    let p = only_problem(&[&["a"], &["a"]], &[("a", "")]);
-    assert!(p.contains("lists `a` in two layers"), "{p}");
-}
-
-#[test]
-fn the_checker_keeps_ring_methods_and_ring_words_in_their_modules() {
-    let layers: &[&[&str]] = &[
-        &["ring"],
-        &["stats", "setup", "env", "lock", "register"],
-        &["queue"],
-        &["ffi"],
-    ];
-    let files = [
-        ("ring", "pub struct LiveRing;\nimpl LiveRing { pub fn cq_head(&self) -> u32 { unsafe { *self.cq.khead } } }\n"),
-        (
-            "stats",
-            "use crate::ring::LiveRing;\nimpl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
-             fn peek(r: &LiveRing) -> u32 { unsafe { *r.cq.khead } }\n",
-        ),
-        ("setup", "fn tail(r: &LiveRing) -> u32 { unsafe { load(r.sq.ktail, Relaxed) } }\n"),
-        ("env", "fn slot(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }\n"),
-        ("lock", "fn word(p: *mut u32) { let _ = unsafe { AtomicU32::from_ptr(p) }; }\n"),
-        ("register", "fn peek(r: &LiveRing) { assert!(unsafe { *(r.cq.khead) } != 0); }\n"),
-        ("queue", "use crate::ring::LiveRing;\nimpl LiveRing { fn flush_sq(&self) {} }\nimpl Drop for LiveRing { fn drop(&mut self) {} }\n"),
-        ("ffi", "fn f(r: &LiveRing) { r.flush_sq(); r.cq.khead.is_null(); }\n"),
-    ];
-    let problems = check(layers, &fake(&files));
-    let want = [
-        "src/stats.rs: `impl LiveRing`",
-        "src/stats.rs: calls `.flush_sq(…)`",
-        "src/stats.rs: reaches a kernel-shared ring word",
-        "src/setup.rs: reaches a kernel-shared ring word",
-        "src/env.rs: reaches a kernel-shared ring word",
-        "src/lock.rs: reaches a kernel-shared ring word",
-        "src/register.rs: reaches a kernel-shared ring word",
-    ];
-    for w in want {
-        assert!(
-            problems.iter().any(|p| p.starts_with(w)),
-            "{w}: {problems:#?}"
-        );
+fn the_checker_finds_what_each_made_up_tree_breaks() {
+    for (what, layers, files, want) in CASES {
+        let problems = check(layers, &fake(files));
+        for w in *want {
+            assert!(
+                problems.iter().any(|p| p.contains(w)),
+                "{what}: no `{w}` in {problems:#?}"
+            );
+        }
+        assert_eq!(problems.len(), want.len(), "{what}: {problems:#?}");
     }
-    assert_eq!(problems.len(), want.len(), "{problems:#?}");
 }
