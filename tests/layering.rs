@@ -743,7 +743,7 @@ fn the_documented_layers_name_the_known_modules() {
     let lib = std::fs::read_to_string(root.join("src/lib.rs")).unwrap();
     let layers = documented_layers(&lib);
     assert!(layers.len() >= 5, "{layers:?}");
-    assert_eq!(layers[0].first().map(String::as_str), Some("sys"));
+    assert_eq!(layers[0].first().map(String::as_str), Some("uapi"));
     assert!(
         layers.last().unwrap().contains(&"ffi".to_string()),
         "{layers:?}"

@@ -4,7 +4,7 @@ use core::ffi::{c_int, c_uint, c_void};
 
 use super::{guard, ring_mut, with_ring, with_ring_fields, with_ring_memory, PANICKED};
 use crate::ring::io_uring;
-use crate::sys::io_uring_params;
+use crate::uapi::io_uring_params;
 use crate::{lifecycle, register, setup};
 
 /// Creates a ring with `entries` SQEs and setup `flags`.
