@@ -332,6 +332,10 @@ mod tests {
 
     use super::*;
 
+    fn target(fd: u32, flags: u32) -> EnterTarget {
+        EnterTarget { fd, flags }
+    }
+
     #[test]
     fn the_token_is_split_over_liburings_two_padding_words() {
         let mut ring = io_uring::zeroed();
@@ -350,13 +354,7 @@ mod tests {
         ring.enter_ring_fd = 3;
         ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT | int_flags::CQ_ENTER;
         let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(
-            enter_target(&ring),
-            EnterTarget {
-                fd: 3,
-                flags: enter_bits
-            }
-        );
+        assert_eq!(enter_target(&ring), target(3, enter_bits));
     }
 
     #[test]
@@ -368,31 +366,13 @@ mod tests {
         ring.rs_flags = rs_flags::AUTO_REG;
         set_ring_token(&mut ring, 77);
         // Another thread's registration: the plain fd, no REG_RING.
-        assert_eq!(
-            enter_target(&ring),
-            EnterTarget {
-                fd: 9,
-                flags: int_flags::NO_IOWAIT as u32
-            }
-        );
+        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
         AUTO_SLOTS.with(|slots| slots[3].set(77));
         let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(
-            enter_target(&ring),
-            EnterTarget {
-                fd: 3,
-                flags: enter_bits
-            }
-        );
+        assert_eq!(enter_target(&ring), target(3, enter_bits));
         // A slot holding another ring's token is not this ring's.
         AUTO_SLOTS.with(|slots| slots[3].set(78));
-        assert_eq!(
-            enter_target(&ring),
-            EnterTarget {
-                fd: 9,
-                flags: int_flags::NO_IOWAIT as u32
-            }
-        );
+        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
         AUTO_SLOTS.with(|slots| slots[3].set(NO_TOKEN));
     }
 }
