@@ -11,18 +11,18 @@
 //! the statistics about a ring's poller group.
 
 use core::ffi::{c_int, c_void};
-use core::ptr;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::ring::{fork_generation, int_flags, io_uring, rs_flags, LiveRing};
+use crate::setup::SetupRequest;
 use crate::sqpoll::{self, IORING_SETUP_SQPOLL_PERCPU};
-use crate::sys::{
-    self, io_uring_params, IORING_FEAT_REG_REG_RING, IORING_SETUP_ATTACH_WQ,
-    IORING_SETUP_COOP_TASKRUN, IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_NO_MMAP,
-    IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF,
-    IORING_SETUP_TASKRUN_FLAG,
-};
+use crate::sys;
 use crate::transparent;
+use crate::uapi::{
+    io_uring_params, IORING_FEAT_REG_REG_RING, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
+    IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_NO_MMAP, IORING_SETUP_SINGLE_ISSUER,
+    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_TASKRUN_FLAG,
+};
 use crate::{register, ring_fd, setup, stats};
 
 /// The live view of a ring the mapper has just set up (None if it is not).
@@ -34,26 +34,16 @@ fn just_mapped(ring: &mut io_uring) -> Option<&mut LiveRing> {
 
 /// Creates a ring with the library's policy and extensions. Returns what
 /// [`setup::map_new_ring`] returns.
-///
-/// # Safety
-/// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
-unsafe fn init(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    let ret = unsafe { map_with_policy(entries, ring, p, buf, buf_size) };
+fn init(req: &mut SetupRequest<'_>) -> c_int {
+    let ret = map_with_policy(req);
     if ret < 0 {
         return ret;
     }
-    if ring.flags & IORING_SETUP_SINGLE_ISSUER != 0 {
-        ring_fd::auto_register_ring_fd(ring);
+    if req.ring.flags & IORING_SETUP_SINGLE_ISSUER != 0 {
+        ring_fd::auto_register_ring_fd(req.ring);
     }
     if stats::enabled_by_env() {
-        if let Some(live) = just_mapped(ring) {
+        if let Some(live) = just_mapped(req.ring) {
             enable_stats(live);
             stats::set_transparent(live, transparent::verdict());
         }
@@ -64,72 +54,61 @@ unsafe fn init(
 /// Creates a ring, applying the shared-poller policy: the SQPOLL_PERCPU
 /// flag, the environment, and CPU placement. Everything else is
 /// [`setup::map_new_ring`].
-///
-/// # Safety
-/// As for [`setup::map_new_ring`].
-unsafe fn map_with_policy(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
+fn map_with_policy(req: &mut SetupRequest<'_>) -> c_int {
     // The policy's decisions (flags it adds or strips, placement, idle
     // time, attachment) belong to this ring only: applications commonly
     // reuse one params struct for several rings, so the fields they filled
     // in are given back as they were. The kernel's outputs stay.
-    let input = (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd);
-    // SAFETY: forwarded contract.
-    let ret = unsafe { apply_policy(entries, ring, p, buf, buf_size) };
-    (p.flags, p.sq_thread_cpu, p.sq_thread_idle, p.wq_fd) = input;
+    let input = (
+        req.p.flags,
+        req.p.sq_thread_cpu,
+        req.p.sq_thread_idle,
+        req.p.wq_fd,
+    );
+    let ret = apply_policy(req);
+    (
+        req.p.flags,
+        req.p.sq_thread_cpu,
+        req.p.sq_thread_idle,
+        req.p.wq_fd,
+    ) = input;
     ret
 }
 
 /// [`map_with_policy`] without giving the caller's fields back.
-///
-/// # Safety
-/// As for [`setup::map_new_ring`].
-unsafe fn apply_policy(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
+fn apply_policy(req: &mut SetupRequest<'_>) -> c_int {
     let cfg = sqpoll::config();
-    let asked = p.flags & IORING_SETUP_SQPOLL_PERCPU != 0;
-    p.flags &= !IORING_SETUP_SQPOLL_PERCPU;
-    if asked && p.flags & IORING_SETUP_SQPOLL == 0 {
-        *ring = io_uring::zeroed();
+    let asked = req.p.flags & IORING_SETUP_SQPOLL_PERCPU != 0;
+    req.p.flags &= !IORING_SETUP_SQPOLL_PERCPU;
+    if asked && req.p.flags & IORING_SETUP_SQPOLL == 0 {
+        *req.ring = io_uring::zeroed();
         return -libc::EINVAL;
     }
-    let requested = *p;
-    let mut shared = asked || (cfg.percpu_all && p.flags & IORING_SETUP_SQPOLL != 0);
+    let requested = *req.p;
+    let mut shared = asked || (cfg.percpu_all && req.p.flags & IORING_SETUP_SQPOLL != 0);
     // For a transparent ring: the CPUs its poller may use.
     transparent::clear_verdict();
     let spare = if cfg.transparent {
-        transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
+        transparent::eligible(req.p.flags, cfg.cpus.as_deref()).ok()
     } else {
         None
     };
     let transparent = spare.is_some();
     if transparent {
-        p.flags |= IORING_SETUP_SQPOLL;
+        req.p.flags |= IORING_SETUP_SQPOLL;
         shared = true;
     }
-    if p.flags & IORING_SETUP_SQPOLL != 0 && p.sq_thread_idle == 0 {
+    if req.p.flags & IORING_SETUP_SQPOLL != 0 && req.p.sq_thread_idle == 0 {
         if let Some(ms) = cfg.idle_ms {
-            p.sq_thread_idle = ms;
+            req.p.sq_thread_idle = ms;
         }
     }
     // An application that attaches rings itself keeps full control.
-    let ret = if !shared || p.flags & IORING_SETUP_ATTACH_WQ != 0 {
-        // SAFETY: forwarded contract.
-        unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) }
+    let ret = if !shared || req.p.flags & IORING_SETUP_ATTACH_WQ != 0 {
+        setup::map_new_ring(req)
     } else {
         let placement = spare.as_deref().or(cfg.cpus.as_deref());
-        // SAFETY: forwarded contract.
-        unsafe { sqpoll::map_shared_ring(placement, entries, ring, p, buf, buf_size) }
+        sqpoll::map_shared_ring(placement, req)
     };
     if !transparent {
         return ret;
@@ -143,9 +122,8 @@ unsafe fn apply_policy(
         // The kernel refuses SQPOLL with some setups (memory, an LSM, a
         // CPU): give the application the ring it asked for. When that
         // fails too, the refusal was not SQPOLL's: no note, no count.
-        *p = requested;
-        // SAFETY: forwarded contract.
-        let plain = unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+        *req.p = requested;
+        let plain = setup::map_new_ring(req);
         if plain >= 0 {
             transparent::refuse(transparent::kernel_refusal(spare.as_deref().unwrap_or(&[])));
         }
@@ -154,11 +132,11 @@ unsafe fn apply_policy(
     // The application sees the plain ring it asked for (with what setup
     // adds to every ring, NO_SQARRAY); the poller is rsuring's business
     // (see crate::transparent).
-    ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
-    ring.fork_gen = fork_generation();
-    ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
+    req.ring.flags &= !(IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF);
+    req.ring.fork_gen = fork_generation();
+    req.ring.rs_flags |= rs_flags::SQPOLL_TRANSPARENT;
     transparent::engaged();
-    if let Some(live) = just_mapped(ring) {
+    if let Some(live) = just_mapped(req.ring) {
         transparent::track(live);
     }
     ret
@@ -166,8 +144,7 @@ unsafe fn apply_policy(
 
 /// `io_uring_queue_init_params`.
 pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
-    // SAFETY: no application buffer is passed.
-    let ret = unsafe { init(entries, ring, p, ptr::null_mut(), 0) };
+    let ret = init(&mut SetupRequest::new(entries, ring, p));
     ret.min(0)
 }
 
@@ -194,7 +171,7 @@ pub unsafe fn queue_init_mem(
 ) -> c_int {
     p.flags |= IORING_SETUP_NO_MMAP;
     // SAFETY: forwarded contract.
-    unsafe { init(entries, ring, p, buf, buf_size) }
+    init(&mut unsafe { SetupRequest::in_memory(entries, ring, p, buf, buf_size) })
 }
 
 /// The setups [`queue_init_batched`] tries, best first.

@@ -5,7 +5,7 @@
 //! other users left in /dev/shm; the ring core itself is private to the crate, whose
 //! product is the C ABI.
 
+pub use crate::procfs::{FdInfo, TaskStat};
 pub use crate::stats::format::{self, parse_line, End, Fields, Value};
 pub use crate::stats::live::{self, Page, Poller, Ring, RingRates, Snapshot};
-pub use crate::stats::procfs::{FdInfo, TaskStat};
 pub use crate::stats::slot::{Counters, RingInfo, Sqpoll};

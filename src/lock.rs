@@ -3,10 +3,11 @@
 //!
 //! `std::sync::Mutex` is not fork-safe: if another thread holds it when
 //! the process forks, the child's copy stays locked forever. The owner of a
-//! [`ForkSafeLock`] installs `pthread_atfork` handlers that take the lock
-//! before fork ([`ForkSafeLock::lock_for_fork`]) and release it in both
-//! processes ([`ForkSafeLock::unlock_after_fork`]), so the state is
-//! consistent in the child and the lock free. It is only taken on setup,
+//! [`ForkSafeLock`] installs fork handlers (`crate::fork`, which says in
+//! which order the locks are taken) that take the lock before fork
+//! ([`ForkSafeLock::lock_for_fork`]) and release it in both processes
+//! ([`ForkSafeLock::unlock_after_fork`]), so the state is consistent in the
+//! child and the lock free. It is only taken on setup,
 //! exit and other cold paths, never on a submit or reap hot path.
 
 use core::cell::UnsafeCell;
@@ -50,6 +51,24 @@ impl<T> ForkSafeLock<T> {
     pub fn lock(&self) -> Guard<'_, T> {
         self.acquire();
         Guard { lock: self }
+    }
+
+    /// Takes the lock unless it stays taken for `patience` (for paths that
+    /// must not hang on a holder that will never run again, such as process
+    /// exit called from a signal handler that interrupted the holder).
+    pub fn lock_within(&self, patience: std::time::Duration) -> Option<Guard<'_, T>> {
+        let start = std::time::Instant::now();
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            if start.elapsed() > patience {
+                return None;
+            }
+            crate::sys::sched_yield();
+        }
+        Some(Guard { lock: self })
     }
 
     /// For a `pthread_atfork` prepare handler: takes the lock without a

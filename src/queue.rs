@@ -1,6 +1,6 @@
 //! The hot paths: getting SQEs, submitting, and finding completions.
 //!
-//! Layer 5 (see lib.rs). The hot paths are methods of [`LiveRing`], the
+//! Layer 6 (see lib.rs). The hot paths are methods of [`LiveRing`], the
 //! only ring methods outside ring.rs: the ring words through ring.rs's
 //! accessors, the extensions (statistics, transparent SQPOLL, shared
 //! pollers, automatic ring fds) through their modules' functions, behind
@@ -17,13 +17,13 @@ use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
 use crate::ring::{int_flags, rs_flags, LiveRing};
-use crate::sys::{self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe};
-use crate::sys::{
-    IORING_CQE_F_32, IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS,
-    IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT,
-    IORING_OP_TIMEOUT, IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND,
-    IORING_SQ_CQ_OVERFLOW, IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT,
-    NSIG_BYTES,
+use crate::sys;
+use crate::uapi::{
+    self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe, IORING_CQE_F_32,
+    IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
+    IORING_ENTER_SQ_WAKEUP, IORING_FEAT_EXT_ARG, IORING_FEAT_MIN_TIMEOUT, IORING_OP_TIMEOUT,
+    IORING_SETUP_CQE_MIXED, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_REWIND, IORING_SQ_CQ_OVERFLOW,
+    IORING_SQ_NEED_WAKEUP, IORING_SQ_TASKRUN, LIBURING_UDATA_TIMEOUT, NSIG_BYTES,
 };
 use crate::{ring_fd, sqpoll, stats, transparent};
 
@@ -110,9 +110,10 @@ impl LiveRing {
             return ret;
         }
         // SAFETY: forwarded contract.
-        let ret =
-            unsafe { sys::io_uring_enter2(target.0, submit, wait_nr, flags | target.1, arg, sz) };
-        stats::count_enter(self, flags | target.1, ret);
+        let ret = unsafe {
+            sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
+        };
+        stats::count_enter(self, flags | target.flags, ret);
         ret
     }
 
@@ -223,7 +224,7 @@ impl LiveRing {
         let mut pos = head;
         while pos != tail {
             run += 1;
-            if self.sqe_flags(pos) & (sys::IOSQE_IO_LINK | sys::IOSQE_IO_HARDLINK) == 0 {
+            if self.sqe_flags(pos) & (uapi::IOSQE_IO_LINK | uapi::IOSQE_IO_HARDLINK) == 0 {
                 if run > sqpoll::SHARED_ROUND_SQES && sqpoll::long_chain_published(self, run) {
                     self.set_rs_flags(rs_flags::LONG_CHAIN_NOTED);
                     stats::count_chain_split(self);
@@ -343,7 +344,7 @@ impl LiveRing {
             }
             if looped && data.has_ts {
                 // The kernel already waited the full timeout once.
-                if data.get_flags & sys::IORING_ENTER_EXT_ARG_REG != 0 {
+                if data.get_flags & uapi::IORING_ENTER_EXT_ARG_REG != 0 {
                     if cqe.is_null() && err == 0 {
                         err = -libc::ETIME;
                     }
@@ -767,7 +768,7 @@ impl LiveRing {
         // With DEFER_TASKRUN, completions only reach the CQ when the owner
         // enters; without TASKRUN_FLAG nothing says they are pending, so an
         // empty non-blocking reap enters once to run them.
-        let deferred = self.flags & sys::IORING_SETUP_DEFER_TASKRUN != 0;
+        let deferred = self.flags & uapi::IORING_SETUP_DEFER_TASKRUN != 0;
         if n >= min && !(n == 0 && (self.cq_needs_enter() || deferred)) {
             return n as c_int;
         }
@@ -821,7 +822,7 @@ impl LiveRing {
         let mut data = GetData {
             submit: self.flush_sq(),
             wait_nr,
-            get_flags: IORING_ENTER_EXT_ARG | sys::IORING_ENTER_EXT_ARG_REG,
+            get_flags: IORING_ENTER_EXT_ARG | uapi::IORING_ENTER_EXT_ARG_REG,
             arg: offset as *const c_void,
             sz: REG_WAIT_SIZE,
             has_ts: true,

@@ -5,7 +5,7 @@
 //! resizing are here; fixed files and buffers are [`fixed`], provided-buffer
 //! rings [`buf_ring`], registered ring fds `crate::ring_fd`.
 //!
-//! Layer 3 (see lib.rs). Functions taking the plain [`io_uring`]: a
+//! Layer 4 (see lib.rs). Functions taking the plain [`io_uring`]: a
 //! registration reads only its fds and flags.
 //!
 //! Pointer arguments are the application's, passed to the kernel as they
@@ -17,7 +17,8 @@ use core::ffi::{c_int, c_uint, c_void};
 use core::ptr;
 
 use crate::ring::{int_flags, io_uring};
-use crate::sys::{
+use crate::sys;
+use crate::uapi::{
     self, io_uring_bpf, io_uring_clock_register, io_uring_mem_region_reg, io_uring_napi,
     io_uring_params, io_uring_probe, io_uring_probe_op, io_uring_query_hdr, io_uring_restriction,
     io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,
@@ -366,7 +367,7 @@ pub fn resize_rings(ring: &io_uring, p: &mut io_uring_params) -> c_int {
 
 /// `io_uring_set_iowait`: whether waits on this ring count as iowait.
 pub fn set_iowait(ring: &mut io_uring, enable: bool) -> c_int {
-    if ring.features & sys::IORING_FEAT_NO_IOWAIT == 0 {
+    if ring.features & uapi::IORING_FEAT_NO_IOWAIT == 0 {
         return -libc::EOPNOTSUPP;
     }
     if enable {

@@ -18,14 +18,15 @@ use core::ffi::{c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 
-use crate::sys::{
+use crate::fork;
+use crate::uapi::{
     io_uring_cqe, io_uring_params, io_uring_sqe, IORING_SETUP_CQE32, IORING_SETUP_NO_SQARRAY,
     IORING_SETUP_SQE128,
 };
 
 /// Library-private bits of `io_uring::int_flags` (liburing's meanings).
 pub mod int_flags {
-    use crate::sys::{IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING};
+    use crate::uapi::{IORING_ENTER_NO_IOWAIT, IORING_ENTER_REGISTERED_RING};
     /// The ring fd is registered; `enter_ring_fd` is its index.
     pub const REG_RING: u8 = IORING_ENTER_REGISTERED_RING as u8;
     /// Waits are not accounted as iowait.
@@ -142,19 +143,34 @@ const _: () = {
 /// memory but not its SQ poll threads.
 static FORK_GENERATION: AtomicU16 = AtomicU16::new(0);
 
-extern "C" fn after_fork_in_child() {
-    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+static FORK_HANDLERS: fork::Handlers = fork::Handlers {
+    prepare: None,
+    parent: None,
+    child: Some(|| {
+        FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+    }),
+};
+
+/// Installs the fork handler that counts generations (see `crate::fork`).
+pub fn install_fork_handlers() {
+    fork::install(fork::Part::ForkGeneration, &FORK_HANDLERS);
 }
 
 /// The current process generation (see [`FORK_GENERATION`]).
 #[inline(always)]
 pub fn fork_generation() -> u16 {
-    static HANDLER: std::sync::Once = std::sync::Once::new();
-    HANDLER.call_once(|| {
-        // SAFETY: the handler is a plain function valid for the whole process.
-        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
-    });
+    install_fork_handlers();
     FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+/// Where an io_uring_enter of a ring goes from the calling thread: the fd
+/// or registered ring index, and the enter flags the ring adds to every
+/// call (`int_flags::ENTER_MASK`: registered ring, no iowait). Made by
+/// `crate::ring_fd`, used by the hot paths and `crate::transparent`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnterTarget {
+    pub fd: u32,
+    pub flags: u32,
 }
 
 /// What `io_uring_cq::ext` points at: a statistics slot of `crate::stats`

@@ -1,7 +1,7 @@
 //! Registered ring fds: the application's own (`io_uring_register_ring_fd`)
 //! and the ones rsuring makes invisibly for single-issuer rings.
 //!
-//! Layer 4 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
+//! Layer 5 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
 //! flags and token change, no ring memory is touched.
 //!
 //! The kernel keeps registered ring fds in a small table per task (16
@@ -31,9 +31,11 @@ use core::ffi::c_int;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use crate::fork;
+use crate::lock::{ForkSafeLock, Guard};
 use crate::register::do_register;
-use crate::ring::{int_flags, io_uring, rs_flags};
-use crate::sys::{
+use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget};
+use crate::uapi::{
     io_uring_rsrc_update, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
     IORING_UNREGISTER_RING_FDS,
 };
@@ -59,7 +61,7 @@ thread_local! {
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// Tokens of rings that exited on a thread other than their slot's holder.
-static RETIRED: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+static RETIRED: ForkSafeLock<Vec<u64>> = ForkSafeLock::new(Vec::new());
 /// Whether [`RETIRED`] may be non-empty (read without the lock).
 static RETIRED_PENDING: AtomicBool = AtomicBool::new(false);
 
@@ -69,9 +71,7 @@ fn drop_retired_slots(via: &io_uring) {
     if !RETIRED_PENDING.load(Ordering::Acquire) {
         return;
     }
-    let Ok(mut retired) = RETIRED.lock() else {
-        return;
-    };
+    let mut retired = retired();
     for slot in 0..TASK_SLOTS {
         let token = AUTO_SLOTS.with(|slots| slots[slot].get());
         let Some(at) = retired.iter().position(|&t| t == token && t != NO_TOKEN) else {
@@ -91,24 +91,33 @@ fn drop_retired_slots(via: &io_uring) {
 
 /// Notes that the slot holding `token` belongs to an exited ring.
 fn retire(token: u64) {
-    if let Ok(mut retired) = RETIRED.lock() {
-        retired.push(token);
-        RETIRED_PENDING.store(true, Ordering::Release);
-    }
+    retired().push(token);
+    RETIRED_PENDING.store(true, Ordering::Release);
 }
 
-/// Clears the table of a forked child's thread: the kernel gives a child
-/// no registered rings. Installed once, by the first automatic registration.
-extern "C" fn forget_slots_in_child() {
-    AUTO_SLOTS.with(|slots| slots.iter().for_each(|s| s.set(NO_TOKEN)));
+/// Takes the lock of [`RETIRED`].
+fn retired() -> Guard<'static, Vec<u64>> {
+    install_fork_handlers();
+    RETIRED.lock()
 }
 
-fn install_fork_handler() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: the handler is a plain function valid for the whole process.
-        unsafe { libc::pthread_atfork(None, None, Some(forget_slots_in_child)) };
-    });
+/// fork(): [`RETIRED`] is locked across it; the child's (only) thread
+/// clears its table, as the kernel gives a child no registered rings.
+static FORK_HANDLERS: fork::Handlers = fork::Handlers {
+    prepare: Some(|| RETIRED.lock_for_fork()),
+    // SAFETY: the prepare handler took the lock in this thread.
+    parent: Some(|| unsafe { RETIRED.unlock_after_fork(None) }),
+    child: Some(|| {
+        AUTO_SLOTS.with(|slots| slots.iter().for_each(|s| s.set(NO_TOKEN)));
+        // SAFETY: the prepare handler took the lock in this thread.
+        unsafe { RETIRED.unlock_after_fork(None) }
+    }),
+};
+
+/// Installs the fork handlers (see `crate::fork`); done by the first
+/// automatic registration and the first use of [`RETIRED`].
+pub fn install_fork_handlers() {
+    fork::install(fork::Part::RingFds, &FORK_HANDLERS);
 }
 
 fn ring_token(ring: &io_uring) -> u64 {
@@ -130,17 +139,17 @@ fn holds_auto_slot(ring: &io_uring) -> bool {
 /// The fd (or registered index) and ring flags an io_uring_enter of `ring`
 /// uses on the calling thread.
 #[inline(always)]
-pub fn enter_target(ring: &io_uring) -> (u32, u32) {
+pub fn enter_target(ring: &io_uring) -> EnterTarget {
     if ring.rs_flags & rs_flags::AUTO_REG != 0 && !holds_auto_slot(ring) {
-        return (
-            ring.ring_fd as u32,
-            (ring.int_flags & int_flags::NO_IOWAIT) as u32,
-        );
+        return EnterTarget {
+            fd: ring.ring_fd as u32,
+            flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
+        };
     }
-    (
-        ring.enter_ring_fd as u32,
-        (ring.int_flags & int_flags::ENTER_MASK) as u32,
-    )
+    EnterTarget {
+        fd: ring.enter_ring_fd as u32,
+        flags: (ring.int_flags & int_flags::ENTER_MASK) as u32,
+    }
 }
 
 /// Registers or unregisters one slot through `ring`'s fd (the table is the
@@ -282,7 +291,7 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         ring_fds_op(ring, IORING_UNREGISTER_RING_FDS, &mut up);
         return;
     }
-    install_fork_handler();
+    install_fork_handlers();
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     AUTO_SLOTS.with(|slots| slots[slot].set(token));
     set_ring_token(ring, token);
@@ -323,6 +332,10 @@ mod tests {
 
     use super::*;
 
+    fn target(fd: u32, flags: u32) -> EnterTarget {
+        EnterTarget { fd, flags }
+    }
+
     #[test]
     fn the_token_is_split_over_liburings_two_padding_words() {
         let mut ring = io_uring::zeroed();
@@ -341,7 +354,7 @@ mod tests {
         ring.enter_ring_fd = 3;
         ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT | int_flags::CQ_ENTER;
         let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(enter_target(&ring), (3, enter_bits));
+        assert_eq!(enter_target(&ring), target(3, enter_bits));
     }
 
     #[test]
@@ -353,13 +366,13 @@ mod tests {
         ring.rs_flags = rs_flags::AUTO_REG;
         set_ring_token(&mut ring, 77);
         // Another thread's registration: the plain fd, no REG_RING.
-        assert_eq!(enter_target(&ring), (9, int_flags::NO_IOWAIT as u32));
+        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
         AUTO_SLOTS.with(|slots| slots[3].set(77));
         let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(enter_target(&ring), (3, enter_bits));
+        assert_eq!(enter_target(&ring), target(3, enter_bits));
         // A slot holding another ring's token is not this ring's.
         AUTO_SLOTS.with(|slots| slots[3].set(78));
-        assert_eq!(enter_target(&ring), (9, int_flags::NO_IOWAIT as u32));
+        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
         AUTO_SLOTS.with(|slots| slots[3].set(NO_TOKEN));
     }
 }

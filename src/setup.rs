@@ -2,7 +2,7 @@
 //! it, and the sizes and layouts involved. No policy lives here (see
 //! `crate::lifecycle` for what init and exit add on top).
 //!
-//! Layer 3 (see lib.rs). Functions taking the plain [`io_uring`]: this is
+//! Layer 4 (see lib.rs). Functions taking the plain [`io_uring`]: this is
 //! the module that sets and replaces a ring's pointers (where the kernel's
 //! words are within a mapping is `crate::ring`'s); the ring methods are
 //! ring.rs's and queue.rs's.
@@ -13,13 +13,13 @@ use core::sync::atomic::{AtomicU32, AtomicU8, Ordering};
 use std::sync::OnceLock;
 
 use crate::ring::{self, int_flags, io_uring, io_uring_cq, io_uring_sq};
-use crate::sys::{self, io_uring_cqe, io_uring_params, io_uring_sqe};
-use crate::sys::{
-    IORING_FEAT_NATIVE_WORKERS, IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES,
-    IORING_OFF_SQ_RING, IORING_SETUP_CLAMP, IORING_SETUP_CQE32, IORING_SETUP_CQSIZE,
-    IORING_SETUP_IOPOLL, IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY,
-    IORING_SETUP_REGISTERED_FD_ONLY, IORING_SETUP_SQE128, IORING_SETUP_SQPOLL, KERN_MAX_CQ_ENTRIES,
-    KERN_MAX_ENTRIES,
+use crate::sys;
+use crate::uapi::{
+    io_uring_cqe, io_uring_params, io_uring_sqe, IORING_FEAT_NATIVE_WORKERS,
+    IORING_FEAT_SINGLE_MMAP, IORING_OFF_CQ_RING, IORING_OFF_SQES, IORING_OFF_SQ_RING,
+    IORING_SETUP_CLAMP, IORING_SETUP_CQE32, IORING_SETUP_CQSIZE, IORING_SETUP_IOPOLL,
+    IORING_SETUP_NO_MMAP, IORING_SETUP_NO_SQARRAY, IORING_SETUP_REGISTERED_FD_ONLY,
+    IORING_SETUP_SQE128, IORING_SETUP_SQPOLL, KERN_MAX_CQ_ENTRIES, KERN_MAX_ENTRIES,
 };
 
 /// Room the kernel needs for the ring headers (head/tail/flags/...) in front
@@ -333,9 +333,57 @@ fn private_sq_array(entries: u32) -> *mut u32 {
     PRIVATE_SQ_ARRAY.as_ptr() as *mut u32
 }
 
-/// Creates a kernel ring and maps it into `ring`. Returns the bytes of
-/// application memory used (NO_MMAP with `buf`), otherwise 0; or `-errno`,
-/// leaving `ring` zeroed.
+/// A new ring to set up: io_uring_setup's arguments, the ring to fill in,
+/// and, with IORING_SETUP_NO_MMAP, the application's memory for the rings.
+/// The mapper ([`map_new_ring`]), the poller registry
+/// (`crate::sqpoll::map_shared_ring`) and the policy (`crate::lifecycle`)
+/// pass it on whole.
+pub struct SetupRequest<'a> {
+    pub entries: u32,
+    pub ring: &'a mut io_uring,
+    pub p: &'a mut io_uring_params,
+    /// The application's memory, or null (the library allocates).
+    buf: *mut c_void,
+    buf_size: usize,
+}
+
+impl<'a> SetupRequest<'a> {
+    /// A ring in memory the library maps (or allocates, with NO_MMAP).
+    pub fn new(entries: u32, ring: &'a mut io_uring, p: &'a mut io_uring_params) -> Self {
+        SetupRequest {
+            entries,
+            ring,
+            p,
+            buf: ptr::null_mut(),
+            buf_size: 0,
+        }
+    }
+
+    /// A ring in the application's memory `buf` (`io_uring_queue_init_mem`).
+    ///
+    /// # Safety
+    /// `buf`, when non-null, must be `buf_size` writable bytes that outlive
+    /// the ring.
+    pub unsafe fn in_memory(
+        entries: u32,
+        ring: &'a mut io_uring,
+        p: &'a mut io_uring_params,
+        buf: *mut c_void,
+        buf_size: usize,
+    ) -> Self {
+        SetupRequest {
+            entries,
+            ring,
+            p,
+            buf,
+            buf_size,
+        }
+    }
+}
+
+/// Creates a kernel ring and maps it into `req.ring`. Returns the bytes of
+/// application memory used (NO_MMAP with the application's memory),
+/// otherwise 0; or `-errno`, leaving the ring zeroed.
 ///
 /// Like liburing 2.6+, the ring gets IORING_SETUP_NO_SQARRAY where the
 /// kernel has it (it saves the kernel an index load and a bounds check per
@@ -345,59 +393,40 @@ fn private_sq_array(entries: u32) -> *mut u32 {
 /// [`PRIVATE_SQ_ARRAY`], so binaries built against older headers that store
 /// into it keep working. `RSURING_SQARRAY=1` keeps the kernel's array (for
 /// programs that rely on non-identity indices; see the README).
-///
-/// # Safety
-/// `buf`, when non-null, must be `buf_size` writable bytes that outlive the ring.
-pub unsafe fn map_new_ring(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
-    let asked = p.flags;
+pub fn map_new_ring(req: &mut SetupRequest<'_>) -> c_int {
+    let asked = req.p.flags;
     if asked & IORING_SETUP_NO_SQARRAY != 0
         || keep_sq_array_by_env()
         || NO_SQARRAY_SUPPORT.load(Ordering::Relaxed) == UNSUPPORTED
     {
-        // SAFETY: forwarded contract.
-        return unsafe { init_once(entries, ring, p, buf, buf_size) };
+        return init_once(req);
     }
-    p.flags |= IORING_SETUP_NO_SQARRAY;
-    // SAFETY: forwarded contract.
-    let ret = unsafe { init_once(entries, ring, p, buf, buf_size) };
+    req.p.flags |= IORING_SETUP_NO_SQARRAY;
+    let ret = init_once(req);
     if ret >= 0 {
         NO_SQARRAY_SUPPORT.store(SUPPORTED, Ordering::Relaxed);
-        ring.sq.array = private_sq_array(ring.sq.ring_entries);
+        req.ring.sq.array = private_sq_array(req.ring.sq.ring_entries);
         return ret;
     }
-    p.flags = asked;
+    req.p.flags = asked;
     if ret != -libc::EINVAL || no_sqarray_support() == SUPPORTED {
         return ret;
     }
     // The kernel lacks the flag (or could not say): set up what was asked.
-    // SAFETY: forwarded contract.
-    unsafe { init_once(entries, ring, p, buf, buf_size) }
+    init_once(req)
 }
 
-/// One io_uring_setup attempt with exactly `p.flags`, and the mapping.
-///
-/// # Safety
-/// As for [`map_new_ring`].
-unsafe fn init_once(
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
+/// One io_uring_setup attempt with exactly `req.p.flags`, and the mapping.
+fn init_once(req: &mut SetupRequest<'_>) -> c_int {
+    let (entries, buf, buf_size) = (req.entries, req.buf, req.buf_size);
+    let (ring, p) = (&mut *req.ring, &mut *req.p);
     *ring = io_uring::zeroed();
     if p.flags & IORING_SETUP_REGISTERED_FD_ONLY != 0 && p.flags & IORING_SETUP_NO_MMAP == 0 {
         return -libc::EINVAL;
     }
     let mut used = 0;
     if p.flags & IORING_SETUP_NO_MMAP != 0 {
-        // SAFETY: forwarded contract on buf.
+        // SAFETY: `buf` is null or as SetupRequest::in_memory's contract says.
         match unsafe { alloc_app_rings(entries, p, &mut ring.sq, &mut ring.cq, buf, buf_size) } {
             Ok(n) => used = n,
             Err(e) => {
@@ -660,7 +689,7 @@ mod tests {
     //! twice the SQ unless CQSIZE, never smaller than the SQ.
 
     use super::*;
-    use crate::sys::{io_cqring_offsets, io_sqring_offsets};
+    use crate::uapi::{io_cqring_offsets, io_sqring_offsets};
 
     const EINVAL: Result<(u32, u32), c_int> = Err(-libc::EINVAL);
 

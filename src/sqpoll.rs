@@ -1,7 +1,7 @@
 //! Per-CPU shared SQPOLL: every ring of the process bound to the same CPU
 //! shares one kernel SQ poll thread.
 //!
-//! Layer 4 (see lib.rs): the poller registry and [`map_shared_ring`], which
+//! Layer 5 (see lib.rs): the poller registry and [`map_shared_ring`], which
 //! maps a ring into its CPU's group. When a ring shares a poller (the
 //! SQPOLL_PERCPU flag, `RSURING_SQPOLL*`) is the policy's decision, in
 //! `crate::lifecycle`. Functions on the plain [`io_uring`] (its fd and the
@@ -25,12 +25,15 @@
 //! belongs to a group is marked by `rs_flags::SQPOLL_SHARED` in its own
 //! `struct io_uring`, so exit knows to leave without a lookup for other rings.
 
-use core::ffi::{c_int, c_void};
-use std::sync::{Once, OnceLock};
+use core::ffi::c_int;
+use std::sync::OnceLock;
 
+use crate::fork;
 use crate::lock::ForkSafeLock;
+use crate::procfs::{self, Process};
 use crate::ring::{io_uring, rs_flags};
-use crate::sys::{io_uring_params, IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQ_AFF};
+use crate::setup::SetupRequest;
+use crate::uapi::{IORING_SETUP_ATTACH_WQ, IORING_SETUP_SQ_AFF};
 use crate::{setup, stats};
 
 /// Library-level setup flag (never passed to the kernel): join the shared
@@ -163,77 +166,33 @@ impl Registry {
 /// so the child starts empty. The fds stay the application's to close.
 static REGISTRY: ForkSafeLock<Registry> = ForkSafeLock::new(Registry { groups: Vec::new() });
 
-extern "C" fn before_fork() {
-    REGISTRY.lock_for_fork();
-}
+static FORK_HANDLERS: fork::Handlers = fork::Handlers {
+    prepare: Some(|| REGISTRY.lock_for_fork()),
+    // SAFETY: the prepare handler took the lock in this thread.
+    parent: Some(|| unsafe { REGISTRY.unlock_after_fork(None) }),
+    // SAFETY: the prepare handler took the lock in this thread (copied
+    // into the child).
+    child: Some(|| unsafe { REGISTRY.unlock_after_fork(Some(|reg| *reg = Registry::default())) }),
+};
 
-extern "C" fn after_fork_parent() {
-    // SAFETY: before_fork took the lock in this thread.
-    unsafe { REGISTRY.unlock_after_fork(None) };
-}
-
-extern "C" fn after_fork_child() {
-    // SAFETY: before_fork took the lock in this thread (copied into the child).
-    unsafe { REGISTRY.unlock_after_fork(Some(|reg| *reg = Registry::default())) };
+/// Installs the fork handlers (see `crate::fork`); done by the first use
+/// of the registry.
+pub fn install_fork_handlers() {
+    fork::install(fork::Part::PollerRegistry, &FORK_HANDLERS);
 }
 
 fn lock() -> crate::lock::Guard<'static, Registry> {
-    static ATFORK: Once = Once::new();
-    ATFORK.call_once(|| {
-        // SAFETY: the handlers are plain functions valid for the whole process.
-        unsafe {
-            libc::pthread_atfork(
-                Some(before_fork),
-                Some(after_fork_parent),
-                Some(after_fork_child),
-            )
-        };
-    });
+    install_fork_handlers();
     REGISTRY.lock()
 }
 
 /// What the kernel says about an fd's SQ thread: (thread id, CPU), from
-/// `/proc/self/fdinfo/FD`. None when the fd is not an io_uring, has no SQ
-/// thread, or the kernel printed nothing (it skips the ring details while
-/// the ring's lock is busy, so that is retried a few times).
+/// `/proc/self/fdinfo/FD` (retried while the ring is busy, see
+/// [`procfs::fdinfo`]). None when the fd is not an io_uring, has no SQ
+/// thread, or the kernel printed nothing.
 fn poller_of(fd: c_int) -> Option<(i32, i32)> {
-    // The kernel prints a ring's details only if it gets the ring's lock at
-    // once; a busy poller holds it for each batch, so keep asking, yielding
-    // first and then sleeping a little (about 20 ms in all).
-    const TRIES: u32 = 400;
-    const YIELDS: u32 = 100;
-    let path = format!("/proc/self/fdinfo/{fd}");
-    for attempt in 0..TRIES {
-        let text = std::fs::read_to_string(&path).ok()?;
-        let field = |name: &str| -> Option<i32> {
-            text.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|v| v.trim().parse().ok())
-        };
-        if let Some(thread) = field("SqThread:") {
-            if thread <= 0 {
-                return None;
-            }
-            return Some((thread, field("SqThreadCpu:").unwrap_or(-1)));
-        }
-        if !is_io_uring_fd(fd) {
-            return None;
-        }
-        if attempt < YIELDS {
-            crate::sys::sched_yield();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(50));
-        }
-    }
-    None
-}
-
-/// Whether `fd` is an io_uring instance at all (its fdinfo lacks the ring
-/// details while the ring is busy, but the file says what it is).
-fn is_io_uring_fd(fd: c_int) -> bool {
-    std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .map(|p| p.as_os_str().as_encoded_bytes().ends_with(b"[io_uring]"))
-        .unwrap_or(false)
+    let info = procfs::fdinfo(Process::Current, fd)?;
+    Some((info.sq_thread?, info.sq_thread_cpu.unwrap_or(-1)))
 }
 
 /// [`poller_of`] for a ring this thread has just created as the first of a
@@ -272,32 +231,22 @@ fn anchors(group: &Group, member: Member) -> bool {
 /// to the least-loaded CPU of `placement`, or to the unbound group. (When
 /// a ring shares a poller at all is the policy's choice, in
 /// `crate::lifecycle`.)
-///
-/// # Safety
-/// As for [`setup::map_new_ring`].
-pub unsafe fn map_shared_ring(
-    placement: Option<&[u32]>,
-    entries: u32,
-    ring: &mut io_uring,
-    p: &mut io_uring_params,
-    buf: *mut c_void,
-    buf_size: usize,
-) -> c_int {
+pub fn map_shared_ring(placement: Option<&[u32]>, req: &mut SetupRequest<'_>) -> c_int {
     let mut reg = lock();
-    let cpu = if p.flags & IORING_SETUP_SQ_AFF != 0 {
-        if !cpu_online(p.sq_thread_cpu) {
-            *ring = io_uring::zeroed();
+    let cpu = if req.p.flags & IORING_SETUP_SQ_AFF != 0 {
+        if !cpu_online(req.p.sq_thread_cpu) {
+            *req.ring = io_uring::zeroed();
             return -libc::EINVAL;
         }
-        Some(p.sq_thread_cpu)
+        Some(req.p.sq_thread_cpu)
     } else if let Some(list) = placement {
         // Least-loaded CPU first; ties go to the earlier CPU in the list.
         let cpu = *list
             .iter()
             .min_by_key(|&&c| reg.members_on(Some(c)))
             .expect("non-empty list");
-        p.flags |= IORING_SETUP_SQ_AFF;
-        p.sq_thread_cpu = cpu;
+        req.p.flags |= IORING_SETUP_SQ_AFF;
+        req.p.sq_thread_cpu = cpu;
         Some(cpu)
     } else {
         None
@@ -319,25 +268,25 @@ pub unsafe fn map_shared_ring(
         reg.remove(candidate);
     };
 
-    let requested = (p.flags, p.wq_fd);
+    let requested = (req.p.flags, req.p.wq_fd);
     if let Some(fd) = anchor {
-        p.flags |= IORING_SETUP_ATTACH_WQ;
-        p.wq_fd = fd as u32;
+        req.p.flags |= IORING_SETUP_ATTACH_WQ;
+        req.p.wq_fd = fd as u32;
     }
-    // SAFETY: forwarded contract. The lock is held across the setup so the
-    // anchor cannot leave (and close) while the kernel attaches.
-    let ret = unsafe { setup::map_new_ring(entries, ring, p, buf, buf_size) };
+    // The lock is held across the setup so the anchor cannot leave (and
+    // close) while the kernel attaches.
+    let ret = setup::map_new_ring(req);
     if anchor.is_some() {
         // The attachment is ours, not the application's request.
-        (p.flags, p.wq_fd) = requested;
-        ring.flags &= !IORING_SETUP_ATTACH_WQ;
+        (req.p.flags, req.p.wq_fd) = requested;
+        req.ring.flags &= !IORING_SETUP_ATTACH_WQ;
     }
     // A REGISTERED_FD_ONLY ring has no fd to anchor others with; it shares
     // the poller but cannot be found in the registry.
-    if ret < 0 || ring.ring_fd < 0 {
+    if ret < 0 || req.ring.ring_fd < 0 {
         return ret;
     }
-    let member = Member::of(ring);
+    let member = Member::of(req.ring);
     match reg.group_mut(cpu) {
         Some(group) => group.members.push(member),
         None => {
@@ -353,7 +302,7 @@ pub unsafe fn map_shared_ring(
             })
         }
     }
-    ring.rs_flags |= rs_flags::SQPOLL_SHARED;
+    req.ring.rs_flags |= rs_flags::SQPOLL_SHARED;
     ret
 }
 

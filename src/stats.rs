@@ -1,6 +1,6 @@
 //! Per-ring statistics.
 //!
-//! Layer 3 (see lib.rs). Functions taking a `LiveRing` (the counters are
+//! Layer 4 (see lib.rs). Functions taking a `LiveRing` (the counters are
 //! reached through it): queue calls the counting ones, the lifecycle
 //! `enable`, `release` and the hooks, passing the ring's poller group in
 //! (the registry is a later layer). No ring methods here.
@@ -48,7 +48,6 @@
 
 pub mod format;
 pub mod live;
-pub mod procfs;
 pub mod region;
 pub mod slot;
 
@@ -57,8 +56,9 @@ use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Once, OnceLock};
 
+use crate::procfs::{self, Process};
 use crate::ring::{io_uring, rs_flags, LiveRing, StatsSlot};
-use crate::sys::{
+use crate::uapi::{
     IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT, IORING_ENTER_SQ_WAKEUP, IORING_SETUP_SQPOLL,
     IORING_SETUP_SQ_AFF,
 };
@@ -220,7 +220,7 @@ fn poller_of(ring: &io_uring, shared: Option<SharedPoller>) -> (Sqpoll, i32, u32
         return (Sqpoll::Shared, g.cpu_word(), g.rings);
     }
     let cpu = if ring.flags & IORING_SETUP_SQ_AFF != 0 {
-        procfs::fdinfo(std::process::id(), ring.ring_fd)
+        procfs::fdinfo(Process::Current, ring.ring_fd)
             .and_then(|f| f.sq_thread_cpu)
             .unwrap_or(-1)
     } else {
@@ -468,7 +468,7 @@ pub fn refusals() -> [u32; slot::REFUSAL_COUNTERS] {
 }
 
 /// Copies the refusal counts into the page's header, when there is a page.
-fn sync_refusals(reg: &region::Guard) {
+fn sync_refusals(reg: &region::Registry) {
     if let Some(region) = reg.region() {
         for (word, n) in region.header.refused.iter().zip(refusals()) {
             word.store(n, Relaxed);

@@ -2,7 +2,7 @@
 //! without SQPOLL gets a shared kernel SQ poll thread, and the program must
 //! not be able to tell, except by speed.
 //!
-//! Layer 4 (see lib.rs). Which rings get it is decided in
+//! Layer 5 (see lib.rs). Which rings get it is decided in
 //! `crate::lifecycle` with [`eligible`]; the enters here watch the ring's SQ
 //! words through an [`SqView`] taken of a `LiveRing`.
 //!
@@ -43,11 +43,13 @@ use core::ffi::{c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
+use crate::fork;
 use crate::lock::ForkSafeLock;
 
-use crate::ring::{fork_generation, io_uring, LiveRing, SqWords};
-use crate::sys::{
-    self, IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
+use crate::ring::{fork_generation, io_uring, EnterTarget, LiveRing, SqWords};
+use crate::sys;
+use crate::uapi::{
+    IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_IOPOLL, IORING_SETUP_R_DISABLED,
     IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND,
@@ -484,10 +486,6 @@ impl SqView {
     }
 }
 
-/// Where an enter goes: the fd or registered index, and the flags the ring
-/// adds to every enter.
-pub type EnterTarget = (u32, u32);
-
 /// Spins before yielding the CPU while the poller picks SQEs up.
 const SPINS_BEFORE_YIELD: u32 = 256;
 /// Yields between re-checks of a poller that may have gone back to sleep.
@@ -523,10 +521,10 @@ fn hand_over(view: &SqView, target: EnterTarget, head: u32, n: u32, made: &mut M
             // SAFETY: no argument is passed.
             let ret = unsafe {
                 sys::io_uring_enter2(
-                    target.0,
+                    target.fd,
                     0,
                     0,
-                    IORING_ENTER_SQ_WAKEUP | target.1,
+                    IORING_ENTER_SQ_WAKEUP | target.flags,
                     ptr::null(),
                     NSIG_BYTES,
                 )
@@ -587,10 +585,10 @@ pub unsafe fn enter(
     if flags & IORING_ENTER_GETEVENTS == 0 || submitted != to_submit {
         return submitted as c_int;
     }
-    let flags = (flags & !(IORING_ENTER_SQ_WAKEUP | IORING_ENTER_SQ_WAIT)) | target.1;
+    let flags = (flags & !(IORING_ENTER_SQ_WAKEUP | IORING_ENTER_SQ_WAIT)) | target.flags;
     made.waited = true;
     // SAFETY: forwarded contract.
-    let ret = unsafe { sys::io_uring_enter2(target.0, 0, min_complete, flags, arg, sz) };
+    let ret = unsafe { sys::io_uring_enter2(target.fd, 0, min_complete, flags, arg, sz) };
     if submitted != 0 {
         submitted as c_int
     } else {
@@ -680,13 +678,18 @@ static FD_TABLE: ForkSafeLock<Vec<FdEntry>> = ForkSafeLock::new(Vec::new());
 /// Entries in [`FD_TABLE`] (read without the lock).
 static FD_TABLE_LEN: AtomicUsize = AtomicUsize::new(0);
 
-extern "C" fn table_before_fork() {
-    FD_TABLE.lock_for_fork();
-}
+static FORK_HANDLERS: fork::Handlers = fork::Handlers {
+    prepare: Some(|| FD_TABLE.lock_for_fork()),
+    // SAFETY: the prepare handler took the lock in this thread.
+    parent: Some(|| unsafe { FD_TABLE.unlock_after_fork(None) }),
+    // SAFETY: as for `parent`, in the child's copy of this thread.
+    child: Some(|| unsafe { FD_TABLE.unlock_after_fork(None) }),
+};
 
-extern "C" fn table_after_fork() {
-    // SAFETY: table_before_fork took the lock in this thread.
-    unsafe { FD_TABLE.unlock_after_fork(None) };
+/// Installs the fork handlers (see `crate::fork`); done by the first
+/// [`track`], before which the table is never locked.
+pub fn install_fork_handlers() {
+    fork::install(fork::Part::TransparentRings, &FORK_HANDLERS);
 }
 
 /// Records a new transparent ring for [`enter_by_fd`]. A ring beyond the
@@ -694,17 +697,7 @@ extern "C" fn table_after_fork() {
 /// exported io_uring_enter then reaches the kernel on it unchanged (the
 /// kernel's SQPOLL behaviour, as for a registered ring index).
 pub fn track(ring: &LiveRing) {
-    static ATFORK: std::sync::Once = std::sync::Once::new();
-    ATFORK.call_once(|| {
-        // SAFETY: the handlers are plain functions valid for the whole process.
-        unsafe {
-            libc::pthread_atfork(
-                Some(table_before_fork),
-                Some(table_after_fork),
-                Some(table_after_fork),
-            )
-        };
-    });
+    install_fork_handlers();
     if ring.ring_fd < 0 {
         return;
     }
@@ -789,7 +782,7 @@ pub unsafe fn enter_by_fd(
             let ret = unsafe {
                 enter(
                     &view,
-                    (fd, 0),
+                    EnterTarget { fd, flags: 0 },
                     from,
                     to_submit,
                     min_complete,

@@ -16,7 +16,7 @@ fn generate(root: &Path, ffi_files: &[&str], guard: &str, included_by: &str) -> 
     ));
     let mut builder = cbindgen::Builder::new().with_config(config);
     // The type modules come along so cbindgen knows which names are structs.
-    for file in ["src/sys.rs", "src/ring.rs", "src/stats.rs"]
+    for file in ["src/uapi.rs", "src/ring.rs", "src/stats.rs"]
         .iter()
         .chain(ffi_files)
     {

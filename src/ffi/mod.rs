@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::queue::CqeOut;
 use crate::ring::{io_uring, LiveRing};
-use crate::sys::io_uring_cqe;
+use crate::uapi::io_uring_cqe;
 
 /// The body of an exported function: the caller's pointers checked in the
 /// order written, then `body` behind the panic boundary. The signature

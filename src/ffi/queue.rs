@@ -5,7 +5,7 @@ use core::ptr;
 
 use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe, PANICKED};
 use crate::ring::{io_uring, LiveRing};
-use crate::sys::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
+use crate::uapi::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
 
 /// Returns the next free SQE, or NULL when the SQ ring is full.
 ///

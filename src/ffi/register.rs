@@ -5,7 +5,7 @@ use core::ptr;
 
 use crate::register::{self, buf_ring, fixed};
 use crate::ring::io_uring;
-use crate::sys::{
+use crate::uapi::{
     __u64, io_uring_bpf, io_uring_buf_reg, io_uring_buf_ring, io_uring_clock_register,
     io_uring_mem_region_reg, io_uring_napi, io_uring_probe, io_uring_query_hdr, io_uring_reg_wait,
     io_uring_restriction, io_uring_sqe, io_uring_sync_cancel_reg, io_uring_zcrx_ifq_reg, zcrx_ctrl,

@@ -7,7 +7,7 @@ use core::mem::MaybeUninit;
 use super::cqe_array;
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
-use crate::sys::{__kernel_timespec, io_uring_cqe};
+use crate::uapi::{__kernel_timespec, io_uring_cqe};
 use crate::{lifecycle, sqpoll};
 
 /// `struct rsuring_sqpoll_info`: the shared SQ poller a ring belongs to.

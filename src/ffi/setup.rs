@@ -3,7 +3,7 @@
 use core::ffi::{c_int, c_uint, c_void};
 
 use crate::ring::io_uring;
-use crate::sys::io_uring_params;
+use crate::uapi::io_uring_params;
 use crate::{lifecycle, register, setup};
 
 /// Creates a ring with `entries` SQEs and setup `flags`.

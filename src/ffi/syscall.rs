@@ -2,7 +2,8 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use crate::sys::{self, io_uring_params};
+use crate::sys;
+use crate::uapi::{self, io_uring_params};
 use crate::{transparent, version};
 
 /// io_uring_setup(2); `-errno` on failure.
@@ -35,7 +36,7 @@ pub unsafe extern "C" fn io_uring_enter(
             min_complete,
             flags,
             sig.cast(),
-            sys::NSIG_BYTES,
+            uapi::NSIG_BYTES,
         )
     }
 }

@@ -6,7 +6,8 @@ use core::ptr;
 
 use super::do_register;
 use crate::ring::io_uring;
-use crate::sys::{
+use crate::sys;
+use crate::uapi::{
     self, io_uring_buf, io_uring_buf_reg, io_uring_buf_ring, IORING_REGISTER_PBUF_RING,
     IORING_UNREGISTER_PBUF_RING,
 };
@@ -110,7 +111,7 @@ pub unsafe fn free_buf_ring(
 /// `io_uring_buf_ring_head`: the kernel's head of provided-buffer group
 /// `bgid`, stored in `*head`.
 pub fn buf_ring_head(ring: &io_uring, bgid: c_int, head: &mut u16) -> c_int {
-    let mut status = sys::io_uring_buf_status {
+    let mut status = uapi::io_uring_buf_status {
         buf_group: bgid as u32,
         ..Default::default()
     };
@@ -118,7 +119,7 @@ pub fn buf_ring_head(ring: &io_uring, bgid: c_int, head: &mut u16) -> c_int {
     let ret = unsafe {
         do_register(
             ring,
-            sys::IORING_REGISTER_PBUF_STATUS,
+            uapi::IORING_REGISTER_PBUF_STATUS,
             ptr::from_mut(&mut status).cast(),
             1,
         )

@@ -7,7 +7,8 @@ use core::ptr;
 
 use super::{do_register, register_struct};
 use crate::ring::{int_flags, io_uring};
-use crate::sys::{
+use crate::sys;
+use crate::uapi::{
     self, io_uring_file_index_range, io_uring_rsrc_register, io_uring_rsrc_update,
     io_uring_rsrc_update2, IORING_REGISTER_BUFFERS, IORING_REGISTER_BUFFERS2,
     IORING_REGISTER_BUFFERS_UPDATE, IORING_REGISTER_CLONE_BUFFERS, IORING_REGISTER_FILES,
@@ -53,15 +54,21 @@ unsafe fn register_files_retry(
     unsafe { do_register(ring, opcode, arg, nr_args) }
 }
 
-/// The argument of IORING_REGISTER_FILES2 / BUFFERS2: `nr` entries of
-/// `data` (fds or iovecs) with optional `tags`, or an empty sparse table.
-fn rsrc_register(
+/// Registers a table with IORING_REGISTER_FILES2 or BUFFERS2: `nr`
+/// entries of `data` (fds or iovecs) with optional `tags`, or an empty
+/// sparse table. A file table is retried once with a raised fd limit.
+///
+/// # Safety
+/// `data` and `tags` must be NULL or point to `nr` entries.
+unsafe fn register_table(
+    ring: &io_uring,
+    opcode: u32,
     data: *const c_void,
     tags: *const u64,
     nr: u32,
     sparse: bool,
-) -> io_uring_rsrc_register {
-    io_uring_rsrc_register {
+) -> c_int {
+    let reg = io_uring_rsrc_register {
         nr,
         flags: if sparse {
             IORING_RSRC_REGISTER_SPARSE
@@ -71,19 +78,41 @@ fn rsrc_register(
         resv2: 0,
         data: data as u64,
         tags: tags as u64,
+    };
+    let size = core::mem::size_of_val(&reg) as u32;
+    if opcode == IORING_REGISTER_FILES2 {
+        // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
+        unsafe { register_files_retry(ring, opcode, ptr::from_ref(&reg).cast(), size, nr) }
+    } else {
+        // SAFETY: as above.
+        unsafe { register_struct(ring, opcode, &reg, size) }
     }
 }
 
-/// The argument of the `*_update_tag` calls.
-fn rsrc_update2(off: u32, data: *const c_void, tags: *const u64, nr: u32) -> io_uring_rsrc_update2 {
-    io_uring_rsrc_update2 {
+/// Updates `nr` entries of a table from `off` with `data` and optional
+/// `tags` (the `*_update_tag` calls).
+///
+/// # Safety
+/// `data` and `tags` must be NULL or point to `nr` entries.
+unsafe fn update_table(
+    ring: &io_uring,
+    opcode: u32,
+    off: u32,
+    data: *const c_void,
+    tags: *const u64,
+    nr: u32,
+) -> c_int {
+    let up = io_uring_rsrc_update2 {
         offset: off,
         resv: 0,
         data: data as u64,
         tags: tags as u64,
         nr,
         resv2: 0,
-    }
+    };
+    let size = core::mem::size_of_val(&up) as u32;
+    // SAFETY: `up` is a valid rsrc_update2; its pointers per the contract.
+    unsafe { register_struct(ring, opcode, &up, size) }
 }
 
 /// `io_uring_register_files`.
@@ -105,20 +134,23 @@ pub unsafe fn register_files_tags(
     tags: *const u64,
     nr: u32,
 ) -> c_int {
-    let reg = rsrc_register(files.cast(), tags, nr, false);
-    let size = core::mem::size_of_val(&reg) as u32;
-    let arg = ptr::from_ref(&reg).cast();
-    // SAFETY: `reg` is a valid rsrc_register; its pointers per the contract.
-    unsafe { register_files_retry(ring, IORING_REGISTER_FILES2, arg, size, nr) }
+    // SAFETY: forwarded contract.
+    unsafe { register_table(ring, IORING_REGISTER_FILES2, files.cast(), tags, nr, false) }
 }
 
 /// `io_uring_register_files_sparse`: an empty table of `nr` slots.
 pub fn register_files_sparse(ring: &io_uring, nr: u32) -> c_int {
-    let reg = rsrc_register(ptr::null(), ptr::null(), nr, true);
-    let size = core::mem::size_of_val(&reg) as u32;
-    let arg = ptr::from_ref(&reg).cast();
-    // SAFETY: a sparse rsrc_register carries no pointers.
-    unsafe { register_files_retry(ring, IORING_REGISTER_FILES2, arg, size, nr) }
+    // SAFETY: a sparse table carries no pointers.
+    unsafe {
+        register_table(
+            ring,
+            IORING_REGISTER_FILES2,
+            ptr::null(),
+            ptr::null(),
+            nr,
+            true,
+        )
+    }
 }
 
 /// `io_uring_register_files_update`.
@@ -151,10 +183,17 @@ pub unsafe fn register_files_update_tag(
     tags: *const u64,
     nr: u32,
 ) -> c_int {
-    let up = rsrc_update2(off, files.cast(), tags, nr);
-    let size = core::mem::size_of_val(&up) as u32;
-    // SAFETY: the pointers per the contract.
-    unsafe { register_struct(ring, IORING_REGISTER_FILES_UPDATE2, &up, size) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        update_table(
+            ring,
+            IORING_REGISTER_FILES_UPDATE2,
+            off,
+            files.cast(),
+            tags,
+            nr,
+        )
+    }
 }
 
 /// `io_uring_unregister_files`.
@@ -189,18 +228,32 @@ pub unsafe fn register_buffers_tags(
     tags: *const u64,
     nr: u32,
 ) -> c_int {
-    let reg = rsrc_register(iovecs.cast(), tags, nr, false);
-    let size = core::mem::size_of_val(&reg) as u32;
-    // SAFETY: the pointers per the contract.
-    unsafe { register_struct(ring, IORING_REGISTER_BUFFERS2, &reg, size) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        register_table(
+            ring,
+            IORING_REGISTER_BUFFERS2,
+            iovecs.cast(),
+            tags,
+            nr,
+            false,
+        )
+    }
 }
 
 /// `io_uring_register_buffers_sparse`: an empty table of `nr` slots.
 pub fn register_buffers_sparse(ring: &io_uring, nr: u32) -> c_int {
-    let reg = rsrc_register(ptr::null(), ptr::null(), nr, true);
-    let size = core::mem::size_of_val(&reg) as u32;
-    // SAFETY: a sparse rsrc_register carries no pointers.
-    unsafe { register_struct(ring, IORING_REGISTER_BUFFERS2, &reg, size) }
+    // SAFETY: a sparse table carries no pointers.
+    unsafe {
+        register_table(
+            ring,
+            IORING_REGISTER_BUFFERS2,
+            ptr::null(),
+            ptr::null(),
+            nr,
+            true,
+        )
+    }
 }
 
 /// `io_uring_register_buffers_update_tag`.
@@ -214,10 +267,17 @@ pub unsafe fn register_buffers_update_tag(
     tags: *const u64,
     nr: u32,
 ) -> c_int {
-    let up = rsrc_update2(off, iovecs.cast(), tags, nr);
-    let size = core::mem::size_of_val(&up) as u32;
-    // SAFETY: the pointers per the contract.
-    unsafe { register_struct(ring, IORING_REGISTER_BUFFERS_UPDATE, &up, size) }
+    // SAFETY: forwarded contract.
+    unsafe {
+        update_table(
+            ring,
+            IORING_REGISTER_BUFFERS_UPDATE,
+            off,
+            iovecs.cast(),
+            tags,
+            nr,
+        )
+    }
 }
 
 /// `io_uring_unregister_buffers`.
@@ -236,7 +296,7 @@ pub fn clone_buffers_with_flags(
     nr: u32,
     flags: u32,
 ) -> c_int {
-    let mut arg = sys::io_uring_clone_buffers {
+    let mut arg = uapi::io_uring_clone_buffers {
         flags,
         src_off,
         dst_off,

@@ -10,11 +10,11 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Instant;
 
-use super::procfs::{self, FdInfo, TaskStat};
 use super::region::{pid_of_name, shm_path};
 use super::slot::{
     Counters, Header, Region, RingExt, RingInfo, CAPACITY, MAGIC, REGION_LEN, VERSION,
 };
+use crate::procfs::{self, FdInfo, Process, TaskStat};
 
 /// Whether the process publishes statistics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -398,8 +398,8 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         .unwrap_or_default();
     let (page, slots) = read_page(pid);
     let mut by_fd: BTreeMap<i32, FdInfo> = BTreeMap::new();
-    for fd in procfs::io_uring_fds(pid) {
-        if let Some(f) = procfs::fdinfo(pid, fd) {
+    for fd in procfs::io_uring_fds(Process::Pid(pid)) {
+        if let Some(f) = procfs::fdinfo(Process::Pid(pid), fd) {
             by_fd.insert(fd, f);
         }
     }

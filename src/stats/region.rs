@@ -17,12 +17,14 @@
 //! the counters and marks the inherited rings. The child publishes its own
 //! file when it sets up a ring with statistics itself.
 
-use core::cell::UnsafeCell;
 use core::ffi::c_int;
 use core::ptr;
 use core::sync::atomic::{AtomicBool, Ordering};
 use std::ffi::CString;
 use std::sync::Once;
+
+use crate::fork;
+use crate::lock::{ForkSafeLock, Guard};
 
 use super::slot::{
     Header, Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN, VERSION,
@@ -72,9 +74,6 @@ pub struct Registry {
     region: *mut Region,
     /// The region is the file under /dev/shm (not private memory).
     published: bool,
-    /// The atfork handlers are installed (inherited by children). (The
-    /// process-exit report is installed by `super::enable`.)
-    handlers: bool,
     local: [Local; CAPACITY],
 }
 
@@ -96,18 +95,6 @@ impl Registry {
     ) -> Option<&'static RingExt> {
         if self.region.is_null() {
             self.region = map_region()?;
-        }
-        if !self.handlers {
-            self.handlers = true;
-            // SAFETY: the handlers are plain functions valid for the whole
-            // process (the library is never unloaded while a ring lives).
-            unsafe {
-                libc::pthread_atfork(
-                    Some(before_fork),
-                    Some(after_fork_parent),
-                    Some(after_fork_child),
-                )
-            };
         }
         if !self.published {
             self.published = publish(self.region);
@@ -194,95 +181,50 @@ impl Registry {
     }
 }
 
-/// A lock that fork() handlers can hold across the fork.
-struct RegistryLock {
-    locked: AtomicBool,
-    data: UnsafeCell<Registry>,
-}
+// SAFETY: the pointers are to the process-wide region (mapped for the
+// life of the process) and to rings' CQ heads, read only through
+// `read_head_safely`; any thread may use them under the registry's lock.
+unsafe impl Send for Registry {}
 
-// SAFETY: `data` is only reached through `lock()`, which serialises access.
-unsafe impl Sync for RegistryLock {}
+static REGISTRY: ForkSafeLock<Registry> = ForkSafeLock::new(Registry {
+    region: ptr::null_mut(),
+    published: false,
+    local: [FREE; CAPACITY],
+});
 
-static REGISTRY: RegistryLock = RegistryLock {
-    locked: AtomicBool::new(false),
-    data: UnsafeCell::new(Registry {
-        region: ptr::null_mut(),
-        published: false,
-        handlers: false,
-        local: [FREE; CAPACITY],
-    }),
+/// fork(): the registry is locked across it; the child gets a private page.
+static FORK_HANDLERS: fork::Handlers = fork::Handlers {
+    prepare: Some(|| REGISTRY.lock_for_fork()),
+    // SAFETY: the prepare handler took the lock in this thread.
+    parent: Some(|| unsafe { REGISTRY.unlock_after_fork(None) }),
+    // SAFETY: the prepare handler took the lock in this thread (copied
+    // into the child, whose only thread this is).
+    child: Some(|| unsafe { REGISTRY.unlock_after_fork(Some(make_the_childs)) }),
 };
 
-pub struct Guard(());
-
-impl core::ops::Deref for Guard {
-    type Target = Registry;
-    fn deref(&self) -> &Registry {
-        // SAFETY: the guard proves we hold the lock.
-        unsafe { &*REGISTRY.data.get() }
-    }
-}
-
-impl core::ops::DerefMut for Guard {
-    fn deref_mut(&mut self) -> &mut Registry {
-        // SAFETY: the guard proves we hold the lock exclusively.
-        unsafe { &mut *REGISTRY.data.get() }
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        REGISTRY.locked.store(false, Ordering::Release);
-    }
-}
-
-fn raw_lock() {
-    while REGISTRY
-        .locked
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        std::thread::yield_now();
-    }
+/// Installs the fork handlers (see `crate::fork`); done by the first
+/// [`lock`] or [`lock_within`], before any slot exists.
+pub fn install_fork_handlers() {
+    fork::install(fork::Part::StatsRegistry, &FORK_HANDLERS);
 }
 
 /// Takes the registry lock.
-pub fn lock() -> Guard {
-    raw_lock();
-    Guard(())
+pub fn lock() -> Guard<'static, Registry> {
+    install_fork_handlers();
+    REGISTRY.lock()
 }
 
 /// Takes the registry lock unless it stays taken for `patience`: process
 /// exit must not hang on a lock held by a thread that will never run again
 /// (exit() called from a signal handler that interrupted its holder).
-pub fn lock_within(patience: std::time::Duration) -> Option<Guard> {
-    let start = std::time::Instant::now();
-    while REGISTRY
-        .locked
-        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-        .is_err()
-    {
-        if start.elapsed() > patience {
-            return None;
-        }
-        std::thread::yield_now();
-    }
-    Some(Guard(()))
+pub fn lock_within(patience: std::time::Duration) -> Option<Guard<'static, Registry>> {
+    install_fork_handlers();
+    REGISTRY.lock_within(patience)
 }
 
-extern "C" fn before_fork() {
-    raw_lock();
-}
-
-extern "C" fn after_fork_parent() {
-    REGISTRY.locked.store(false, Ordering::Release);
-}
-
-/// Runs in the child, which has one thread: only system calls and plain
-/// memory accesses here (no allocation).
-extern "C" fn after_fork_child() {
-    // SAFETY: the lock is held (before_fork) by this, the only, thread.
-    let reg = unsafe { &mut *REGISTRY.data.get() };
+/// Makes the registry the child's (in the child's only thread, the lock
+/// held): only system calls and plain memory accesses here (no allocation).
+fn make_the_childs(reg: &mut Registry) {
     if !reg.region.is_null() {
         if reg.published {
             reg.published = false;
@@ -313,7 +255,6 @@ extern "C" fn after_fork_child() {
             }
         }
     }
-    REGISTRY.locked.store(false, Ordering::Release);
 }
 
 /// An anonymous private mapping of REGION_LEN bytes (at `addr` with

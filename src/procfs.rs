@@ -1,6 +1,13 @@
 //! What the kernel says about a process's rings and SQ poll threads in
 //! /proc: `/proc/PID/fdinfo/FD` of an io_uring fd, and
 //! `/proc/PID/task/TID/{stat,status}` of a poll thread.
+//!
+//! The one reader of io_uring fdinfo, for the poller registry (which SQ
+//! thread a member's fd leads to), the statistics (a bound poller's CPU)
+//! and the live view (`rsuring-stat`), with one rule for telling an
+//! io_uring fd ([`is_io_uring_fd`]) and one for retrying ([`fdinfo`]).
+
+use core::ffi::c_int;
 
 /// The fields of an io_uring fd's fdinfo that the statistics use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -78,36 +85,75 @@ pub fn parse_fdinfo(text: &str) -> Option<FdInfo> {
     seen_sq.then_some(f)
 }
 
-/// The fdinfo of fd `fd` of process `pid`, if it is an io_uring. The
-/// kernel leaves the io_uring part out while the ring's lock is taken (a
-/// busy ring's submitter or SQ poll thread), so a few tries are made.
-pub fn fdinfo(pid: u32, fd: i32) -> Option<FdInfo> {
+/// Whose /proc entries are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Process {
+    /// The calling process, as `/proc/self` (right in any pid namespace).
+    Current,
+    /// Another process, by its pid as this /proc numbers it.
+    Pid(u32),
+}
+
+impl Process {
+    fn dir(self) -> String {
+        match self {
+            Process::Current => "/proc/self".to_string(),
+            Process::Pid(pid) => format!("/proc/{pid}"),
+        }
+    }
+}
+
+/// What an io_uring fd's link in `/proc/PID/fd` says.
+const IO_URING_LINK: &str = "anon_inode:[io_uring]";
+
+/// Whether fd `fd` of `process` is an io_uring instance (its fdinfo may
+/// lack the ring's details while the ring is busy; the fd's link always
+/// says what the file is).
+pub fn is_io_uring_fd(process: Process, fd: c_int) -> bool {
+    fd >= 0
+        && std::fs::read_link(format!("{}/fd/{fd}", process.dir()))
+            .is_ok_and(|target| target.as_os_str() == IO_URING_LINK)
+}
+
+/// The fdinfo of fd `fd` of `process`, if it is an io_uring.
+///
+/// The kernel prints a ring's details only if it gets the ring's lock at
+/// once, and a busy ring's submitter or SQ poll thread holds it for each
+/// batch; so while the details are missing and the fd is an io_uring, this
+/// keeps asking: yielding first, then sleeping a little (about 20 ms in
+/// all). A file that is not an io_uring, or is gone, is None at once.
+pub fn fdinfo(process: Process, fd: c_int) -> Option<FdInfo> {
+    const TRIES: u32 = 400;
+    const YIELDS: u32 = 100;
     if fd < 0 {
         return None;
     }
-    let path = format!("/proc/{pid}/fdinfo/{fd}");
-    for _ in 0..50 {
+    let path = format!("{}/fdinfo/{fd}", process.dir());
+    for attempt in 0..TRIES {
         let text = std::fs::read_to_string(&path).ok()?;
         if let Some(f) = parse_fdinfo(&text) {
             return Some(f);
         }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        if !is_io_uring_fd(process, fd) {
+            return None;
+        }
+        if attempt < YIELDS {
+            crate::sys::sched_yield();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
     None
 }
 
-/// The io_uring fds of process `pid`, in fd order.
-pub fn io_uring_fds(pid: u32) -> Vec<i32> {
-    let mut fds: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+/// The io_uring fds of `process`, in fd order.
+pub fn io_uring_fds(process: Process) -> Vec<c_int> {
+    let mut fds: Vec<c_int> = std::fs::read_dir(format!("{}/fd", process.dir()))
         .into_iter()
         .flatten()
         .flatten()
-        .filter(|e| {
-            std::fs::read_link(e.path())
-                .map(|t| t.to_string_lossy() == "anon_inode:[io_uring]")
-                .unwrap_or(false)
-        })
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| is_io_uring_fd(process, fd))
         .collect();
     fds.sort_unstable();
     fds
@@ -222,6 +268,35 @@ mod tests {
         let f = parse_fdinfo(&plain).unwrap();
         assert_eq!((f.sq_thread, f.sq_thread_cpu), (None, None));
         assert_eq!(parse_fdinfo("pos:\t0\nflags:\t02\nmnt_id:\t1\n"), None);
+    }
+
+    #[test]
+    fn io_uring_fds_are_told_from_other_files() {
+        let mut params = crate::uapi::io_uring_params::default();
+        // SAFETY: `params` is a writable params struct.
+        let ring = unsafe { crate::sys::io_uring_setup(4, &mut params) };
+        assert!(ring >= 0, "io_uring_setup: {ring}");
+        let mut pipe = [0; 2];
+        // SAFETY: `pipe` has room for the two fds.
+        assert_eq!(unsafe { libc::pipe(pipe.as_mut_ptr()) }, 0);
+
+        assert!(is_io_uring_fd(Process::Current, ring));
+        let pid = Process::Pid(std::process::id());
+        assert!(is_io_uring_fd(pid, ring));
+        let info = fdinfo(Process::Current, ring).expect("a ring's fdinfo");
+        assert_eq!(
+            (info.sq_fill(), info.cq_fill(), info.sq_thread),
+            (0, 0, None)
+        );
+        assert!(io_uring_fds(pid).contains(&ring));
+        for fd in [pipe[0], -1] {
+            assert!(!is_io_uring_fd(Process::Current, fd), "{fd}");
+            assert_eq!(fdinfo(Process::Current, fd), None, "{fd}");
+            assert!(!io_uring_fds(Process::Current).contains(&fd), "{fd}");
+        }
+        for fd in [ring, pipe[0], pipe[1]] {
+            crate::sys::close(fd);
+        }
     }
 
     #[test]
