@@ -108,7 +108,9 @@ unsafe fn apply_policy(
     // For a transparent ring: the CPUs its poller may use.
     transparent::clear_verdict();
     let spare = if cfg.transparent {
-        transparent::eligible(p.flags, cfg.cpus.as_deref()).ok()
+        transparent::eligible(p.flags, cfg.cpus.as_deref())
+            .and_then(|cpus| transparent::qualify(cpus, sqpoll::serves_cpu))
+            .ok()
     } else {
         None
     };
