@@ -21,6 +21,9 @@ pub const SQPOLL: &str = "RSURING_SQPOLL";
 pub const SQPOLL_CPUS: &str = "RSURING_SQPOLL_CPUS";
 /// `RSURING_SQPOLL_IDLE_MS`: `sq_thread_idle` for rings that set none.
 pub const SQPOLL_IDLE_MS: &str = "RSURING_SQPOLL_IDLE_MS";
+/// `RSURING_SQPOLL_STEP_ASIDE`: RSURING_SQPOLL=1 leaves new rings plain
+/// where the poller's CPU is measured busy (on unless set false).
+pub const SQPOLL_STEP_ASIDE: &str = "RSURING_SQPOLL_STEP_ASIDE";
 /// `RSURING_STATS`: per-ring statistics (a boolean, or `json:PATH`).
 pub const STATS: &str = "RSURING_STATS";
 /// `RSURING_SQARRAY`: keep the kernel's SQ index array (no NO_SQARRAY).
@@ -35,6 +38,7 @@ pub const LIBRARY_NAMES: &[&str] = &[
     SQPOLL,
     SQPOLL_CPUS,
     SQPOLL_IDLE_MS,
+    SQPOLL_STEP_ASIDE,
     STATS,
     SQARRAY,
     QUIET_UNKNOWN,
@@ -78,6 +82,12 @@ pub const VARIABLES: &[Variable] = &[
         value: "milliseconds",
         default: "unset: the kernel's 1000 ms",
         effect: "`sq_thread_idle` for SQPOLL rings whose parameters leave it at 0",
+    },
+    Variable {
+        name: SQPOLL_STEP_ASIDE,
+        value: "`0`",
+        default: "on: `RSURING_SQPOLL=1` steps aside where its poller's CPU is busy",
+        effect: "`0` turns off the `poller-busy` rule of `RSURING_SQPOLL=1` (a poller's CPU measured busy at ring setup, or hand-overs to the poller measured slow), for measurements that need the mode on whatever the load",
     },
     Variable {
         name: STATS,

@@ -372,6 +372,13 @@ pub fn group_of(ring: &io_uring) -> Option<GroupInfo> {
     })
 }
 
+/// Whether this process has a shared poller bound to `cpu` (one that
+/// serves live rings): its own SQ thread keeps that CPU busy, so the
+/// transparent policy judges such a CPU by its hand-overs, not its load.
+pub fn serves_cpu(cpu: u32) -> bool {
+    lock().members_on(Some(cpu)) > 0
+}
+
 /// SQEs of one ring that a shared SQ thread takes per round: a link chain
 /// longer than this is submitted in pieces, each as if complete.
 pub const SHARED_ROUND_SQES: u32 = 8;

@@ -470,8 +470,10 @@ pub fn refusals() -> [u32; slot::REFUSAL_COUNTERS] {
 /// Copies the refusal counts into the page's header, when there is a page.
 fn sync_refusals(reg: &region::Registry) {
     if let Some(region) = reg.region() {
-        for (word, n) in region.header.refused.iter().zip(refusals()) {
-            word.store(n, Relaxed);
+        for (i, n) in refusals().into_iter().enumerate() {
+            if let Some(word) = region.header.refusal(i) {
+                word.store(n, Relaxed);
+            }
         }
         region
             .header

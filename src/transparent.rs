@@ -15,7 +15,8 @@
 //!   [`CONDITIONS`], the one list of refusal conditions (credentials that
 //!   can change, no CPU the poller can have to itself, the setup flags of
 //!   [`PLAIN_SETUPS`], a cpuset that refuses the poller's CPU, a forked
-//!   child, a kernel refusal). docs/transparent-sqpoll.md and rsuring(7)
+//!   child, a kernel refusal, a poller's CPU measured busy: the
+//!   step-aside rule of [`qualify`]). docs/transparent-sqpoll.md and rsuring(7)
 //!   hold the list as generated from it (the tests check both). Each
 //!   refusal leaves the ring plain, is counted (statistics, rsuring-stat)
 //!   and is noted once per reason on stderr.
@@ -41,7 +42,7 @@
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
-use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::fork;
 use crate::lock::ForkSafeLock;
@@ -73,10 +74,13 @@ pub enum Refusal {
     Fork,
     /// The kernel refused SQPOLL with this setup.
     Kernel,
+    /// The poller's CPU was measured busy: by others at ring setup, or by
+    /// the hand-overs of this process's transparent rings ([`qualify`]).
+    PollerBusy,
 }
 
 /// Reasons, and so per-process refusal counters.
-pub const REFUSALS: usize = 6;
+pub const REFUSALS: usize = 7;
 
 /// One refusal condition: the reason, its name (in statistics:
 /// `transparent=refused:NAME`, `refused_NAME=N`), when it applies and what
@@ -137,6 +141,13 @@ pub const CONDITIONS: [Condition; REFUSALS] = [
         when: "the kernel refuses SQPOLL for the setup",
         because: "the application gets the ring it asked for",
         scope: "that ring",
+    },
+    Condition {
+        why: Refusal::PollerBusy,
+        name: "poller-busy",
+        when: "the poller's CPU is measured busy (unless RSURING_SQPOLL_STEP_ASIDE=0): at ring setup, other tasks kept each CPU the new poller could have busy for more than 25% of 50 ms (/proc/stat; a CPU that already runs a poller of the process is judged by its hand-overs instead), or the process's transparent rings have measured their submits' wait for the poller at more than 16 bare system calls (at least 4 microseconds) on average over at least 200 ms and 64 submits (or fewer submits that waited 100 ms in all)",
+        because: "every submit waits until the poller has consumed its SQEs; a poller that shares its CPU makes that wait a scheduler time slice, and the mode loses (measured: qemu-storage-daemon at 0.05-0.52x of Debian's liburing with the poller's CPU busy)",
+        scope: "that ring, and once hand-overs were measured slow every later ring of the process (rings already transparent stay so)",
     },
 ];
 
@@ -442,6 +453,247 @@ pub fn kernel_refusal(cpus: &[u32]) -> Refusal {
     }
 }
 
+/// The share of a CPU (percent of [`BUSY_WINDOW`]) that other tasks may
+/// keep busy for the CPU to take a new poller.
+const BUSY_PERCENT_MAX: u64 = 25;
+/// How long a CPU's load is measured at ring setup.
+const BUSY_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long one measurement serves the setups that follow it.
+const BUSY_VERDICT_LIFE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Whether the step-aside rule ([`Refusal::PollerBusy`]) is on:
+/// RSURING_SQPOLL_STEP_ASIDE, read once (unset: on).
+fn step_aside_on() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        crate::env::parsed(crate::env::SQPOLL_STEP_ASIDE, |v| {
+            crate::env::parse_bool(v)
+                .ok_or_else(|| "expected 1/true/yes/on or 0/false/no/off".to_string())
+        })
+        .unwrap_or(true)
+    })
+}
+
+/// Set once this process's transparent rings measured slow hand-overs:
+/// later rings stay plain ([`Refusal::PollerBusy`]).
+static STEPPED_BACK: AtomicBool = AtomicBool::new(false);
+/// Whether submits time their hand-overs (the rule is on and has not
+/// stepped back yet): one relaxed load on the submit path.
+static WATCH: AtomicBool = AtomicBool::new(false);
+/// The mean wait per hand-over (ns) above which a process steps back; 0
+/// until calibrated at the first transparent ring ([`calibrate`]).
+static HANDOVER_LIMIT_NS: AtomicU64 = AtomicU64::new(0);
+/// A hand-over window is judged once it spans this long...
+const WINDOW_NS: u64 = 200_000_000;
+/// ... and holds at least this many hand-overs, or hand-overs that waited
+/// half the window in all (a ring so slow that it makes few submits).
+const WINDOW_HANDOVERS: u32 = 64;
+/// The limit in bare system calls, and its floor.
+const LIMIT_SYSCALLS: u64 = 16;
+const LIMIT_FLOOR_NS: u64 = 4_000;
+
+/// A CPU's time from `/proc/stat`, in clock ticks: idle (idle + iowait)
+/// and the total of the states a CPU is in (guest time is part of user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CpuTime {
+    cpu: u32,
+    idle: u64,
+    total: u64,
+}
+
+/// The per-CPU lines of a `/proc/stat` text.
+fn parse_cpu_times(text: &str) -> Vec<CpuTime> {
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_ascii_whitespace();
+            let cpu = words.next()?.strip_prefix("cpu")?.parse().ok()?;
+            let ticks: Vec<u64> = words.take(8).map_while(|w| w.parse().ok()).collect();
+            if ticks.len() < 5 {
+                return None;
+            }
+            Some(CpuTime {
+                cpu,
+                idle: ticks[3] + ticks[4],
+                total: ticks.iter().sum(),
+            })
+        })
+        .collect()
+}
+
+fn cpu_times() -> Vec<CpuTime> {
+    parse_cpu_times(&std::fs::read_to_string("/proc/stat").unwrap_or_default())
+}
+
+/// How busy (percent) `cpu` was between two samples; None when a sample
+/// lacks it or no tick passed.
+fn busy_percent(before: &[CpuTime], after: &[CpuTime], cpu: u32) -> Option<u64> {
+    let a = before.iter().find(|t| t.cpu == cpu)?;
+    let b = after.iter().find(|t| t.cpu == cpu)?;
+    let total = b.total.checked_sub(a.total).filter(|&t| t > 0)?;
+    let idle = b.idle.saturating_sub(a.idle).min(total);
+    Some((total - idle) * 100 / total)
+}
+
+/// The last load measurement: when, and each measured CPU's busy percent.
+struct LoadVerdict {
+    at: std::time::Instant,
+    busy: Vec<(u32, Option<u64>)>,
+}
+
+static LOAD: std::sync::Mutex<Option<LoadVerdict>> = std::sync::Mutex::new(None);
+
+/// How busy each of `cpus` is (percent; None: not measurable), measured
+/// over [`BUSY_WINDOW`] or taken from a measurement younger than
+/// [`BUSY_VERDICT_LIFE`]. (A forked child whose parent held the lock
+/// measures without the cache.)
+fn cpu_load(cpus: &[u32]) -> Vec<(u32, Option<u64>)> {
+    let mut cache = match LOAD.try_lock() {
+        Ok(guard) => Some(guard),
+        Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+        Err(std::sync::TryLockError::WouldBlock) => None,
+    };
+    if let Some(Some(v)) = cache.as_deref() {
+        if v.at.elapsed() < BUSY_VERDICT_LIFE
+            && cpus.iter().all(|c| v.busy.iter().any(|b| b.0 == *c))
+        {
+            return v.busy.clone();
+        }
+    }
+    let before = cpu_times();
+    std::thread::sleep(BUSY_WINDOW);
+    let after = cpu_times();
+    let busy: Vec<(u32, Option<u64>)> = cpus
+        .iter()
+        .map(|&c| (c, busy_percent(&before, &after, c)))
+        .collect();
+    if let Some(cache) = cache.as_deref_mut() {
+        *cache = Some(LoadVerdict {
+            at: std::time::Instant::now(),
+            busy: busy.clone(),
+        });
+    }
+    busy
+}
+
+/// The cost of a bare system call (ns, the fastest of 16 getppid).
+fn bare_syscall_ns() -> u64 {
+    (0..16)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            // SAFETY: getppid has no arguments and cannot fail.
+            unsafe { libc::syscall(libc::SYS_getppid) };
+            t.elapsed().as_nanos() as u64
+        })
+        .min()
+        .unwrap_or(0)
+}
+
+/// Sets the hand-over limit at the process's first transparent ring.
+fn calibrate() {
+    if HANDOVER_LIMIT_NS.load(Ordering::Relaxed) == 0 {
+        let limit = (LIMIT_SYSCALLS * bare_syscall_ns()).max(LIMIT_FLOOR_NS);
+        HANDOVER_LIMIT_NS.store(limit, Ordering::Relaxed);
+    }
+}
+
+/// The step-aside rule for a ring that [`eligible`] let through, with the
+/// CPUs its poller may be placed on: Ok with the CPUs that qualify, or
+/// [`Refusal::PollerBusy`], counted and noted. A CPU qualifies when a
+/// poller of this process already runs there (`ours`: its SQ thread keeps
+/// the CPU busy, and its hand-overs are watched instead), or when other
+/// tasks kept it busy for at most [`BUSY_PERCENT_MAX`] of [`BUSY_WINDOW`]
+/// (a CPU that cannot be measured qualifies). Once this process's
+/// hand-overs measured slow, no ring qualifies.
+pub fn qualify(cpus: Vec<u32>, ours: impl Fn(u32) -> bool) -> Result<Vec<u32>, Refusal> {
+    if !step_aside_on() {
+        return Ok(cpus);
+    }
+    let verdict = if STEPPED_BACK.load(Ordering::Relaxed) {
+        Err(Refusal::PollerBusy)
+    } else {
+        let unknown: Vec<u32> = cpus.iter().copied().filter(|&c| !ours(c)).collect();
+        let load = if unknown.is_empty() {
+            Vec::new()
+        } else {
+            cpu_load(&unknown)
+        };
+        let kept: Vec<u32> = cpus
+            .into_iter()
+            .filter(|c| {
+                // Unmeasured (ours) or not measurable: qualifies.
+                let busy = load.iter().find(|l| l.0 == *c).and_then(|l| l.1);
+                busy.map_or(true, |busy| busy <= BUSY_PERCENT_MAX)
+            })
+            .collect();
+        if kept.is_empty() {
+            Err(Refusal::PollerBusy)
+        } else {
+            calibrate();
+            WATCH.store(true, Ordering::Relaxed);
+            Ok(kept)
+        }
+    };
+    if let Err(why) = verdict {
+        refuse(why);
+    }
+    verdict
+}
+
+/// Whether a window of `handovers` hand-overs that waited `waited_ns` in
+/// all can be judged ([`WINDOW_HANDOVERS`]).
+fn window_full(handovers: u32, waited_ns: u64) -> bool {
+    handovers >= WINDOW_HANDOVERS || waited_ns >= WINDOW_NS / 2
+}
+
+/// Whether a window of `handovers` hand-overs that waited `waited_ns` in
+/// all measured a loss against `limit_ns` per hand-over.
+fn window_lost(handovers: u32, waited_ns: u64, limit_ns: u64) -> bool {
+    window_full(handovers, waited_ns) && waited_ns > handovers as u64 * limit_ns
+}
+
+/// The coarse monotonic clock (ns): a read of the vDSO's cached time, with
+/// the resolution of a scheduler tick. Over many hand-overs the sum of
+/// their coarse durations is the sum of their real ones (a hand-over
+/// crosses a tick with the probability of its length); the waits that
+/// make the mode lose are the long ones anyway.
+#[inline]
+fn coarse_now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out pointer; CLOCK_MONOTONIC_COARSE exists
+    // on every kernel rsuring supports (2.6.32+), so the call cannot fail.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Adds one hand-over (from `t0` to `t1`, coarse ns) to its ring's window
+/// and judges the window once it is long enough: a loss makes the process
+/// step back. Relaxed loads and stores of the ring's own mark (one
+/// submitter at a time, as for every ring's SQ); no lock, no allocation.
+#[inline]
+fn watch_handover(m: &Mark, t0: u64, t1: u64) {
+    let start = m.window_at.load(Ordering::Relaxed);
+    if start == 0 {
+        m.window_at.store(t0.max(1), Ordering::Relaxed);
+    }
+    let n = m.handovers.load(Ordering::Relaxed) + 1;
+    let waited = m.waited_ns.load(Ordering::Relaxed) + t1.saturating_sub(t0);
+    if start != 0 && t1.saturating_sub(start) >= WINDOW_NS && window_full(n, waited) {
+        if window_lost(n, waited, HANDOVER_LIMIT_NS.load(Ordering::Relaxed)) {
+            STEPPED_BACK.store(true, Ordering::Relaxed);
+            WATCH.store(false, Ordering::Relaxed);
+        }
+        m.window_at.store(t1.max(1), Ordering::Relaxed);
+        m.handovers.store(0, Ordering::Relaxed);
+        m.waited_ns.store(0, Ordering::Relaxed);
+    } else {
+        m.handovers.store(n, Ordering::Relaxed);
+        m.waited_ns.store(waited, Ordering::Relaxed);
+    }
+}
+
 /// What an enter on a transparent ring needs of it: the SQ ring words and
 /// the process generation that created it.
 ///
@@ -575,11 +827,14 @@ pub unsafe fn enter(
     let queued = view.tail().wrapping_sub(from);
     let submitted = to_submit.min(queued);
     if submitted != 0 {
+        let watch = WATCH.load(Ordering::Relaxed);
+        let t0 = if watch { coarse_now_ns() } else { 0 };
         let ret = hand_over(view, target, from, submitted, made);
         if ret < 0 {
             return ret;
         }
-        record_submitted(view.words, from.wrapping_add(submitted));
+        let took = watch.then(|| (t0, coarse_now_ns()));
+        record_submitted(view.words, from.wrapping_add(submitted), took);
     }
     // A plain ring does not wait after a short submission.
     if flags & IORING_ENTER_GETEVENTS == 0 || submitted != to_submit {
@@ -607,6 +862,11 @@ struct Mark {
     key: AtomicUsize,
     /// Where the SQEs submitted so far end.
     to: AtomicU32,
+    /// The step-aside rule's window of hand-overs ([`watch_handover`]):
+    /// its start (coarse ns, 0: none yet), its hand-overs and their wait.
+    handovers: AtomicU32,
+    window_at: AtomicU64,
+    waited_ns: AtomicU64,
 }
 
 /// Entries of [`MARKS`] (a power of two); at most half are used, so a
@@ -621,6 +881,9 @@ static MARKS: [Mark; MARK_SLOTS] = [const {
     Mark {
         key: AtomicUsize::new(EMPTY),
         to: AtomicU32::new(0),
+        handovers: AtomicU32::new(0),
+        window_at: AtomicU64::new(0),
+        waited_ns: AtomicU64::new(0),
     }
 }; MARK_SLOTS];
 
@@ -655,6 +918,9 @@ fn claim_mark(key: usize, to: u32, used: usize) -> Option<&'static Mark> {
         let k = m.key.load(Ordering::Relaxed);
         if k == EMPTY || k == GONE {
             m.to.store(to, Ordering::Relaxed);
+            m.handovers.store(0, Ordering::Relaxed);
+            m.window_at.store(0, Ordering::Relaxed);
+            m.waited_ns.store(0, Ordering::Relaxed);
             m.key.store(key, Ordering::Release);
             return Some(m);
         }
@@ -716,14 +982,19 @@ pub fn track(ring: &LiveRing) {
 
 /// Records where the SQEs submitted on the ring with SQ words `words` now
 /// end, so that an exported io_uring_enter after a library submit (or the
-/// other way round) counts each SQE once. No lock: a probe of [`MARKS`].
+/// other way round) counts each SQE once, and adds the hand-over's times
+/// (`took`, when watched) to the ring's window. No lock: a probe of
+/// [`MARKS`].
 #[inline]
-fn record_submitted(words: SqWords, to: u32) {
+fn record_submitted(words: SqWords, to: u32, took: Option<(u64, u64)>) {
     if FD_TABLE_LEN.load(Ordering::Relaxed) == 0 {
         return;
     }
     if let Some(m) = find_mark(words.key()) {
         m.to.store(to, Ordering::Release);
+        if let Some((t0, t1)) = took {
+            watch_handover(m, t0, t1);
+        }
     }
 }
 
@@ -925,6 +1196,90 @@ mod tests {
             have == want,
             "man/man7/rsuring.7 disagrees with src/transparent.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
         );
+    }
+
+    #[test]
+    fn proc_stat_gives_each_cpus_idle_and_total_ticks() {
+        let text = "cpu  10 0 10 100 5 0 0 0 0 0\n\
+                    cpu0 1 2 3 40 5 6 7 8 9 10\n\
+                    cpu1 5 0 5 50 0\n\
+                    cpu2 x\n\
+                    intr 1 2\n";
+        let want = [
+            CpuTime {
+                cpu: 0,
+                idle: 45,
+                total: 72,
+            },
+            CpuTime {
+                cpu: 1,
+                idle: 50,
+                total: 60,
+            },
+        ];
+        assert_eq!(parse_cpu_times(text), want);
+        assert!(cpu_times().iter().any(|t| t.cpu == 0), "this machine's");
+    }
+
+    #[test]
+    fn busy_share_is_the_non_idle_part_of_the_ticks_between_samples() {
+        let at = |idle, total| {
+            [CpuTime {
+                cpu: 1,
+                idle,
+                total,
+            }]
+        };
+        assert_eq!(busy_percent(&at(50, 60), &at(80, 100), 1), Some(25));
+        assert_eq!(busy_percent(&at(50, 60), &at(50, 70), 1), Some(100));
+        assert_eq!(busy_percent(&at(50, 60), &at(60, 70), 1), Some(0));
+        // No tick passed, or the CPU is missing: not measurable.
+        assert_eq!(busy_percent(&at(50, 60), &at(50, 60), 1), None);
+        assert_eq!(busy_percent(&at(50, 60), &at(80, 100), 2), None);
+        // Counters that went backwards (a CPU back from offline) do not panic.
+        assert_eq!(busy_percent(&at(50, 60), &at(10, 20), 1), None);
+    }
+
+    #[test]
+    fn a_window_loses_when_its_mean_wait_exceeds_the_limit() {
+        assert!(!window_lost(WINDOW_HANDOVERS - 1, 1_000_000, 1), "too few");
+        // Few hand-overs that waited half the window: judged.
+        assert!(window_lost(3, WINDOW_NS / 2, 4000));
+        assert!(!window_lost(3, WINDOW_NS / 2 - 1, 4000));
+        let n = WINDOW_HANDOVERS;
+        assert!(!window_lost(n, n as u64 * 4000, 4000));
+        assert!(window_lost(n, n as u64 * 4000 + 1, 4000));
+    }
+
+    /// A ring's window: fast hand-overs never step back, however many; one
+    /// window of slow ones over 200 ms does, and stops the watching.
+    #[test]
+    fn slow_hand_overs_over_a_window_step_back() {
+        let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
+        let limit = HANDOVER_LIMIT_NS.swap(4_000, Ordering::Relaxed);
+        let mark = Mark {
+            key: AtomicUsize::new(EMPTY),
+            to: AtomicU32::new(0),
+            handovers: AtomicU32::new(0),
+            window_at: AtomicU64::new(0),
+            waited_ns: AtomicU64::new(0),
+        };
+        // 10,000 hand-overs of 1 us each, 25 us apart: 250 ms.
+        let mut t = 1_000_000_000u64;
+        for _ in 0..10_000 {
+            watch_handover(&mark, t, t + 1_000);
+            t += 25_000;
+        }
+        assert!(!STEPPED_BACK.load(Ordering::Relaxed));
+        // 100 hand-overs that each waited 3 ms for the poller.
+        WATCH.store(true, Ordering::Relaxed);
+        for _ in 0..100 {
+            watch_handover(&mark, t, t + 3_000_000);
+            t += 3_100_000;
+        }
+        assert!(STEPPED_BACK.swap(false, Ordering::Relaxed));
+        assert!(!WATCH.swap(false, Ordering::Relaxed));
+        HANDOVER_LIMIT_NS.store(limit, Ordering::Relaxed);
     }
 
     #[test]

@@ -313,7 +313,10 @@ fn disabled_io_uring_fails_every_setup_as_liburing_does() {
             // needs to engage.
             let mut l = launch(bin, &[]).nobody().cpus("0");
             if sqpoll {
-                l = l.var("RSURING_SQPOLL", "1").var("RSURING_SQPOLL_CPUS", "1");
+                l = l
+                    .var("RSURING_SQPOLL", "1")
+                    .var("RSURING_SQPOLL_STEP_ASIDE", "0")
+                    .var("RSURING_SQPOLL_CPUS", "1");
             }
             let run = emulated(l, "6.1", &["--disabled", mode], &log.0).run();
             assert!(run.ok(), "{}", run.describe());
@@ -374,6 +377,7 @@ fn transparent_ring_whose_sqpoll_setup_is_refused_comes_up_plain() {
     let log = log_file("sqpoll_refused.log");
     let l = launch(&bin, &[])
         .var("RSURING_SQPOLL", "1")
+        .var("RSURING_SQPOLL_STEP_ASIDE", "0")
         .var("RSURING_SQPOLL_CPUS", "1")
         .nobody()
         .cpus("0");

@@ -81,7 +81,8 @@ fn debian(name: &str) -> PathBuf {
 
 /// The launches these tests need, on top of the harness's.
 trait Scenario {
-    /// RSURING_SQPOLL=1.
+    /// RSURING_SQPOLL=1 (without the step-aside rule: see
+    /// [`stepping_aside`] for the tests of that).
     fn sqpoll(self) -> Self;
     /// RSURING_SQPOLL=1 where the contract grants it to an unprivileged
     /// process: the process runs on CPU 0 (taskset -c 0) and its poller
@@ -97,7 +98,10 @@ trait Scenario {
 
 impl Scenario for Launch {
     fn sqpoll(self) -> Self {
+        // The contract is tested whatever the machine's load: the
+        // step-aside rule, which depends on it, has tests of its own.
         self.var("RSURING_SQPOLL", "1")
+            .var("RSURING_SQPOLL_STEP_ASIDE", "0")
     }
 
     fn sqpoll_with_poller_cpu(self) -> Self {
@@ -1046,4 +1050,221 @@ fn cpuset_refusing_the_poller_cpu_leaves_the_ring_plain() {
         .collect();
     assert_eq!(notes.len(), 1, "one note:\n{}", r.describe());
     assert!(notes[0].contains("cpuset"), "{}", notes[0]);
+}
+
+// ---------------------------------------------------------------------------
+// The step-aside rule (poller-busy)
+
+/// Threads that keep `cpu` busy until dropped.
+struct BusyCpu {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl BusyCpu {
+    fn on(cpu: usize, threads: usize) -> BusyCpu {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let threads = (0..threads)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET
+                    // and sched_setaffinity get valid pointers to it.
+                    unsafe {
+                        let mut set: libc::cpu_set_t = core::mem::zeroed();
+                        libc::CPU_SET(cpu, &mut set);
+                        libc::sched_setaffinity(0, core::mem::size_of_val(&set), &set);
+                    }
+                    while !stop.load(Ordering::Relaxed) {
+                        core::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        // Let them get there before the program measures.
+        std::thread::sleep(Duration::from_millis(100));
+        BusyCpu { stop, threads }
+    }
+}
+
+impl Drop for BusyCpu {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What a held run of `c_tests/transparent/stepaside.c` gave: its stdout,
+/// `rsuring-stat --once PID` while it held its rings, and its stderr.
+struct Held {
+    stdout: String,
+    stat: String,
+    stderr: String,
+}
+
+impl Held {
+    fn field(&self, key: &str) -> String {
+        let prefix = format!("{key}=");
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .unwrap_or_else(|| panic!("no {key}= in:\n{}", self.stdout))
+            .to_string()
+    }
+
+    /// The library's RSURING_SQPOLL=1 notes.
+    fn notes(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.contains("RSURING_SQPOLL=1:"))
+            .collect()
+    }
+
+    /// Checks that the process counted one poller-busy refusal, in its
+    /// exit report and in rsuring-stat's view, and noted it once.
+    fn assert_one_poller_busy_refusal(&self, what: &str) {
+        let all = format!(
+            "stdout:\n{}\nstderr:\n{}\nrsuring-stat:\n{}",
+            self.stdout, self.stderr, self.stat
+        );
+        let report: Vec<&str> = self
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("rsuring-process:"))
+            .collect();
+        assert_eq!(report.len(), 1, "{what}: one exit report line\n{all}");
+        assert!(
+            report[0].contains(" refused_poller_busy=1 "),
+            "{what}: {all}"
+        );
+        assert!(
+            self.stat.contains(" refused_poller_busy=1 "),
+            "{what}: rsuring-stat --once must show the refusal\n{all}"
+        );
+        let notes = self.notes();
+        assert_eq!(notes.len(), 1, "{what}: one note\n{all}");
+        assert!(notes[0].contains("(poller-busy)"), "{what}: {all}");
+    }
+}
+
+/// Runs stepaside.c with `args` as the contract grants RSURING_SQPOLL=1
+/// (nobody on CPU 0, poller on CPU 1), statistics on and the rule on;
+/// looks at it with rsuring-stat while it holds its rings. None: skipped.
+fn stepping_aside(args: &[&str]) -> Option<Held> {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let stat_tool = common::profile_dir().join("rsuring-stat");
+    assert!(
+        stat_tool.exists(),
+        "{}: run cargo build --release",
+        stat_tool.display()
+    );
+    let l = launch(ours("stepaside"), args)
+        .var("RSURING_SQPOLL", "1")
+        .var("RSURING_SQPOLL_CPUS", "1")
+        .var("RSURING_STATS", "1")
+        .pin_cpu0()
+        .nobody();
+    let cmdline = l.cmdline();
+    let mut child = l
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start stepaside");
+    let mut err = child.stderr.take().unwrap();
+    let stderr = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut stdout = String::new();
+    let mut pid = None;
+    loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+        if let Some(p) = line.trim().strip_prefix("ready pid=") {
+            pid = Some(p.to_string());
+            break;
+        }
+        stdout += &line;
+    }
+    let stat = match &pid {
+        Some(pid) => {
+            let r = launch(&stat_tool, &["--once", pid])
+                .timeout(Duration::from_secs(10))
+                .run();
+            format!("{}{}", r.stdout, r.stderr)
+        }
+        None => String::new(),
+    };
+    drop(child.stdin.take());
+    let status = child.wait().expect("wait for stepaside");
+    let stderr = stderr.join().unwrap();
+    if status.code() == Some(common::EXIT_SKIP) {
+        common::skip("stepaside", &stderr);
+        return None;
+    }
+    assert!(
+        status.success() && pid.is_some(),
+        "stepaside {args:?} failed ({status}):\n{cmdline}\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    Some(Held {
+        stdout,
+        stat,
+        stderr,
+    })
+}
+
+/// A poller's CPU measured busy at ring setup (two threads spin on CPU 1):
+/// the ring stays plain, works, says `transparent=refused:poller-busy`,
+/// and the process counts the refusal (exit report, rsuring-stat) and
+/// notes it once.
+#[test]
+fn busy_poller_cpu_at_setup_leaves_the_ring_plain() {
+    require_root();
+    let busy = BusyCpu::on(1, 2);
+    let Some(held) = stepping_aside(&["setup", "100"]) else {
+        return;
+    };
+    drop(busy);
+    let line = held.field("line_a");
+    assert!(
+        line.contains(" sqpoll=no ") && line.contains(" transparent=refused:poller-busy "),
+        "{line}"
+    );
+    assert_eq!(held.field("a_round_trips"), "100");
+    held.assert_one_poller_busy_refusal("CPU 1 busy at setup");
+}
+
+/// Hand-overs measured slow (three processes share the poller's CPU with
+/// it while a transparent ring submits): the process steps back, so the
+/// next ring stays plain (`transparent=refused:poller-busy`, counted and
+/// noted once), while the transparent ring stays transparent; every round
+/// trip on both completes in order.
+#[test]
+fn slow_hand_overs_make_the_process_step_back() {
+    require_root();
+    let Some(held) = stepping_aside(&["slow", "3", "2"]) else {
+        return;
+    };
+    let a = held.field("line_a");
+    let b = held.field("line_b");
+    assert!(
+        a.contains(" sqpoll=transparent ") && a.contains(" transparent=on "),
+        "{a}"
+    );
+    assert!(
+        b.contains(" sqpoll=no ") && b.contains(" transparent=refused:poller-busy "),
+        "{b}"
+    );
+    assert_eq!(held.field("b_round_trips"), "100");
+    held.assert_one_poller_busy_refusal("slow hand-overs");
 }

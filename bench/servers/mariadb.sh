@@ -4,11 +4,13 @@
 # Unmodified MariaDB (Debian's mariadbd, InnoDB on io_uring) as the mysql
 # user pinned to CPU 0, a private instance with a 64 MiB buffer pool over a
 # larger data set (reads reach the disk), under sysbench oltp_read_only and
-# oltp_write_only, in three configurations, alternating:
+# oltp_write_only, in four configurations, alternating:
 #   debian       Debian's liburing
 #   rsuring      rsuring (LD_PRELOAD), plain rings
 #   transparent  rsuring with RSURING_SQPOLL=1 (no RSURING_SQPOLL_CPUS: the
-#                poller goes to a CPU the server does not run on)
+#                poller goes to a CPU the server does not run on, unless the
+#                step-aside rule finds that CPU busy: poller-busy)
+#   always       the same with RSURING_SQPOLL_STEP_ASIDE=0 (no step-aside rule)
 # and two client placements: sysbench on CPU 0 ("spare": the poller's CPU
 # is free) or on CPUs 0-1 ("shared"). Each server lifetime ends with CHECK
 # TABLE on every table. Not a test (bench-only: needs mariadb-server and
@@ -50,6 +52,8 @@ start_db() { # CONFIG
 	rsuring) env=(LD_PRELOAD="$RUN/librsuring.so") ;;
 	transparent) env=(LD_PRELOAD="$RUN/librsuring.so" RSURING_SQPOLL=1
 		RSURING_STATS="json:$RUN/stats.json") ;;
+	always) env=(LD_PRELOAD="$RUN/librsuring.so" RSURING_SQPOLL=1 RSURING_SQPOLL_STEP_ASIDE=0
+		RSURING_STATS="json:$RUN/stats.always.json") ;;
 	esac
 	taskset -c 0 setpriv --reuid=mysql --regid=mysql --clear-groups -- env "${env[@]}" \
 		/usr/sbin/mariadbd --no-defaults --datadir="$RUN/data" --socket="$RUN/sock" \
@@ -82,8 +86,8 @@ for r in $(seq "$ROUNDS"); do
 	for placement in spare shared; do
 		cpus=0
 		[ "$placement" = shared ] && cpus=0-1
-		configs=(debian rsuring transparent)
-		for _ in $(seq 1 $(((r + ${#placement}) % 3))); do configs=("${configs[@]:1}" "${configs[0]}"); done
+		configs=(debian rsuring transparent always)
+		for _ in $(seq 1 $(((r + ${#placement}) % 4))); do configs=("${configs[@]:1}" "${configs[0]}"); done
 		for c in "${configs[@]}"; do
 			start_db "$c"
 			for w in oltp_read_only oltp_write_only; do
@@ -97,19 +101,22 @@ for r in $(seq "$ROUNDS"); do
 				mariadb --socket="$RUN/sock" -uroot -N -e "check table sbtest.sbtest$t"
 			done | awk '$NF != "OK"' | wc -l)
 			echo "$r $placement $c check $bad 0" >>"$RAW"
+			echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0" >>"$RAW"
 			stop_db
 		done
 	done
 done
 [ -f "$RUN/stats.json" ] && cp "$RUN/stats.json" "$OUT/mariadb-transparent-stats.json"
 
-python3 - "$RAW" "$SECS" <<'PY' | tee "$OUT/mariadb.md"
-import collections, statistics, sys
-raw, secs = sys.argv[1], float(sys.argv[2])
-tps, bad = {}, collections.defaultdict(int)
+python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/mariadb.md"
+import collections, json, os, statistics, sys
+raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+tps, bad, load = {}, collections.defaultdict(int), []
 for line in open(raw):
     r, place, conf, w, v, ticks = line.split()
-    if w == "check":
+    if w == "load":
+        load.append(float(v))
+    elif w == "check":
         bad[(place, conf)] += int(v)
     else:
         tps[(r, place, conf, w)] = (float(v), int(ticks))
@@ -117,23 +124,32 @@ rounds = sorted({k[0] for k in tps})
 print("# MariaDB (Debian's, as mysql on CPU 0), sysbench, 64 MiB buffer pool")
 print()
 print("Transactions/s ratio to Debian's liburing, same round and placement, median (min-max);")
-print("transparent: RSURING_SQPOLL=1 alone. spare: sysbench on CPU 0; shared: on CPUs 0-1.")
+print("transparent: RSURING_SQPOLL=1 alone; always: the same with RSURING_SQPOLL_STEP_ASIDE=0.")
+print("spare: sysbench on CPU 0; shared: on CPUs 0-1.")
 print("CPU: server CPU ms per 1000 transactions (SQ thread included).")
 print()
-print("| placement | workload | debian tps | rsuring/debian | transparent/debian | CPU debian / rsuring / transparent |")
-print("| --- | --- | --- | --- | --- | --- |")
+print("| placement | workload | debian tps | rsuring/debian | transparent/debian | always/debian | CPU debian / rsuring / transparent / always |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
 for place in ("spare", "shared"):
     for w in ("oltp_read_only", "oltp_write_only"):
         base = [tps[(r, place, "debian", w)][0] for r in rounds]
         cells = []
-        for conf in ("rsuring", "transparent"):
+        for conf in ("rsuring", "transparent", "always"):
             rs = [tps[(r, place, conf, w)][0] / tps[(r, place, "debian", w)][0] for r in rounds]
             cells.append(f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})")
         cpu = []
-        for conf in ("debian", "rsuring", "transparent"):
+        for conf in ("debian", "rsuring", "transparent", "always"):
             v = [10 * 1000 * tps[(r, place, conf, w)][1] / (tps[(r, place, conf, w)][0] * secs) for r in rounds]
             cpu.append(f"{statistics.median(v):.0f}")
-        print(f"| {place} | {w} | {statistics.median(base):.0f} | {cells[0]} | {cells[1]} | {' / '.join(cpu)} |")
+        print(f"| {place} | {w} | {statistics.median(base):.0f} | {' | '.join(cells)} | {' / '.join(cpu)} |")
 print()
+for conf, name in (("transparent", "stats.json"), ("always", "stats.always.json")):
+    words = collections.Counter()
+    path = os.path.join(run, name)
+    for line in open(path) if os.path.exists(path) else []:
+        words[json.loads(line).get("transparent", "-")] += 1
+    print(f"{conf} rings (all lifetimes): " + ", ".join(f"{k}: {n}" for k, n in sorted(words.items())))
+if load:
+    print(f"Load average (1 min) after each lifetime: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
 print("CHECK TABLE failures per configuration: " + ", ".join(f"{p}/{c}: {n}" for (p, c), n in sorted(bad.items())))
 PY

@@ -3,11 +3,14 @@
 #
 # Unmodified qemu-storage-daemon (Debian's, 10.0 from bookworm-backports)
 # serving NBD exports of a direct-I/O loop device with aio=io_uring, run as
-# nobody pinned to CPU 0, in three configurations:
+# nobody pinned to CPU 0, in four configurations:
 #   debian       Debian's liburing
 #   rsuring      rsuring (LD_PRELOAD), plain rings
 #   transparent  rsuring with RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1
-#                (the daemon's rings get a poller on CPU 1)
+#                (the daemon's rings get a poller on CPU 1 unless the
+#                step-aside rule finds that CPU busy: poller-busy)
+#   always       the same with RSURING_SQPOLL_STEP_ASIDE=0 (the mode
+#                without its step-aside rule, as before it)
 # and two client placements: "spare" (clients on CPU 0 too: the poller's
 # CPU is spare) and "shared" (clients on CPUs 0-1: the poller's CPU is
 # shared). Configurations alternate, one daemon lifetime per (round,
@@ -52,6 +55,8 @@ start_qsd() { # CONFIG
 	rsuring) env=(LD_PRELOAD="$LIB") ;;
 	transparent) env=(LD_PRELOAD="$LIB" RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1
 		RSURING_STATS="json:$RUN/stats.$1.json") ;;
+	always) env=(LD_PRELOAD="$LIB" RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1
+		RSURING_SQPOLL_STEP_ASIDE=0 RSURING_STATS="json:$RUN/stats.$1.json") ;;
 	esac
 	local size=$(($(blockdev --getsize64 "$LOOPDEV") / N))
 	for i in $(seq 0 $((N - 1))); do
@@ -126,8 +131,8 @@ for r in $(seq "$ROUNDS"); do
 	for placement in spare shared; do
 		cpus=0
 		[ "$placement" = shared ] && cpus=0-1
-		configs=(debian rsuring transparent)
-		for _ in $(seq 1 $(((r + ${#placement}) % 3))); do configs=("${configs[@]:1}" "${configs[0]}"); done
+		configs=(debian rsuring transparent always)
+		for _ in $(seq 1 $(((r + ${#placement}) % 4))); do configs=("${configs[@]:1}" "${configs[0]}"); done
 		for c in "${configs[@]}"; do
 			start_qsd "$c"
 			for w in "${WORKLOADS[@]}"; do
@@ -137,6 +142,7 @@ for r in $(seq "$ROUNDS"); do
 				echo "$r $placement $c $w $ops $((t1 - t0))" >>"$RAW" # ops: rate total
 			done
 			echo "$r $placement $c verify $(verify) 0 0" >>"$RAW"
+			echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0 0" >>"$RAW"
 			stop_qsd
 		done
 	done
@@ -144,41 +150,54 @@ done
 if [ -f "$RUN/stats.transparent.json" ]; then
 	cp "$RUN/stats.transparent.json" "$OUT/qsd-transparent-stats.json"
 fi
+[ -f "$RUN/stats.always.json" ] && cp "$RUN/stats.always.json" "$OUT/qsd-always-stats.json"
 
-python3 - "$RAW" "$SECS" <<'PY' | tee "$OUT/qsd.md"
-import collections, statistics, sys
-raw, secs = sys.argv[1], float(sys.argv[2])
+python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/qsd.md"
+import collections, json, os, statistics, sys
+raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 ops = collections.defaultdict(list)
 ver = collections.defaultdict(list)
+load = []
 for line in open(raw):
     r, place, conf, w, v, total, ticks = line.split()
-    if w == "verify":
+    if w == "load":
+        load.append(float(v))
+    elif w == "verify":
         ver[(place, conf)].append(v)
     else:
         ops[(r, place, conf, w)] = (float(v), int(total), int(ticks))
 print(f"# qemu-storage-daemon, NBD over a /dev/shm loop device (aio=io_uring), daemon as nobody on CPU 0")
 print()
 print("Ratio to Debian's liburing, same round and placement; median (min-max) over rounds.")
-print("transparent: RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1. spare: clients on CPU 0;")
+print("transparent: RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1; always: the same with")
+print("RSURING_SQPOLL_STEP_ASIDE=0 (no step-aside rule). spare: clients on CPU 0;")
 print("shared: clients on CPUs 0-1. CPU: daemon CPU µs per op (SQ thread included).")
 print()
-print("| placement | workload | rsuring/debian | transparent/debian | CPU µs/op debian | rsuring | transparent |")
-print("| --- | --- | --- | --- | --- | --- | --- |")
+print("| placement | workload | rsuring/debian | transparent/debian | always/debian | CPU µs/op debian | rsuring | transparent | always |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 rounds = sorted({k[0] for k in ops})
 for place in ("spare", "shared"):
     for w in ("rr1", "rr32", "rw32", "seq8", "qr32", "qw32"):
         cells = []
-        for conf in ("rsuring", "transparent"):
+        for conf in ("rsuring", "transparent", "always"):
             rs = [ops[(r, place, conf, w)][0] / ops[(r, place, "debian", w)][0]
                   for r in rounds if (r, place, conf, w) in ops and ops[(r, place, "debian", w)][0] > 0]
             cells.append(f"{statistics.median(rs):.2f} ({min(rs):.2f}-{max(rs):.2f})" if rs else "-")
         cpu = []
-        for conf in ("debian", "rsuring", "transparent"):
+        for conf in ("debian", "rsuring", "transparent", "always"):
             # clock ticks (1/100 s) to CPU µs per op
             v = [1e4 * ops[(r, place, conf, w)][2] / max(ops[(r, place, conf, w)][1], 1)
                  for r in rounds if (r, place, conf, w) in ops]
             cpu.append(f"{statistics.median(v):.2f}" if v else "-")
-        print(f"| {place} | {w} | {cells[0]} | {cells[1]} | {' | '.join(cpu)} |")
+        print(f"| {place} | {w} | {' | '.join(cells)} | {' | '.join(cpu)} |")
 print()
+for conf in ("transparent", "always"):
+    words = collections.Counter()
+    path = os.path.join(run, f"stats.{conf}.json")
+    for line in open(path) if os.path.exists(path) else []:
+        words[json.loads(line).get("transparent", "-")] += 1
+    print(f"{conf} rings (all lifetimes): " + ", ".join(f"{k}: {n}" for k, n in sorted(words.items())))
+if load:
+    print(f"Load average (1 min) after each lifetime: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
 print("Integrity (write+verify per lifetime): " + ", ".join(f"{p}/{c}: {' '.join(v)}" for (p, c), v in sorted(ver.items())))
 PY

@@ -4,7 +4,9 @@
 # CPU cost per submit with one ring per thread (issue 21, "no lock on the
 # submit path"): 1, 2, 4 and 8 threads, each with its own ring set up plain,
 # NOP round trips, as nobody on CPU 0; rsuring plain against rsuring under
-# RSURING_SQPOLL=1 with the poller on CPU 1 (RSURING_SQPOLL_CPUS=1), and,
+# RSURING_SQPOLL=1 with the poller on CPU 1 (RSURING_SQPOLL_CPUS=1; with
+# RSURING_SQPOLL_STEP_ASIDE=0, since this measures the hand-over itself and
+# a loaded CPU 1 would otherwise leave the rings plain), and,
 # with OLD_LIB=path/to/librsuring.so, an earlier rsuring under the same
 # transparent configuration (before/after a change). Rounds interleave the
 # configurations; each figure is the median with min-max over rounds. Not a
@@ -29,7 +31,7 @@ CONFIGS=(plain transparent)
 one() { # CONFIG THREADS: prints "CONFIG THREADS app_ns proc_ns wall_s"
 	local lib=$LIB vars=()
 	case $1 in
-	transparent) vars=(RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1) ;;
+	transparent) vars=(RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1 RSURING_SQPOLL_STEP_ASIDE=0) ;;
 	old) lib=$OLD_LIB vars=(RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1) ;;
 	esac
 	"${AS_NOBODY[@]}" env LD_PRELOAD="$lib" "${vars[@]}" "$OUT/threads" "$2" "$OPS" |

@@ -165,6 +165,7 @@ fn refusal_key(name: &str) -> &'static str {
         "refused_cpu_refused",
         "refused_fork",
         "refused_kernel",
+        "refused_poller_busy",
     ];
     REFUSAL_NAMES
         .iter()
@@ -343,13 +344,13 @@ mod tests {
         );
         let p = text(
             "rsuring-process:",
-            &process_fields(7, &[0, 1, 2, 3, 4, 5], 9, 1, true),
+            &process_fields(7, &[0, 1, 2, 3, 4, 5, 6], 9, 1, true),
         );
         assert_eq!(
             p,
             "rsuring-process: pid=7 kind=process refused_setup_flags=0 refused_privileged=1 \
              refused_no_poller_cpu=2 refused_cpu_refused=3 refused_fork=4 refused_kernel=5 \
-             stats_overflowed=9 pollers_unverified=1 end=process_exit"
+             refused_poller_busy=6 stats_overflowed=9 pollers_unverified=1 end=process_exit"
         );
     }
 

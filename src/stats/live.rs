@@ -373,7 +373,8 @@ pub fn parse_page(pid: u32, header: &[u8], copies: [&[u8]; 3]) -> (Page, Vec<Pag
         .map_or(0, |h| h.overflowed.load(Ordering::Relaxed));
     let refused = core::array::from_fn(|i| {
         h.as_ref()
-            .map_or(0, |h| h.refused[i].load(Ordering::Relaxed))
+            .and_then(|h| h.refusal(i))
+            .map_or(0, |w| w.load(Ordering::Relaxed))
     });
     let unverified_pollers = h
         .as_ref()

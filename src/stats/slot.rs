@@ -66,15 +66,29 @@ pub struct Header {
     /// RSURING_SQPOLL=1 refusals of this process by reason (in the order
     /// of `crate::transparent::CONDITIONS`; [`REFUSAL_NAMES`]). In bytes
     /// that version 1 left zero: a reader of an older page sees none.
-    pub refused: [AtomicU32; REFUSAL_COUNTERS],
+    pub refused: [AtomicU32; FIRST_REFUSALS],
     /// Shared pollers whose SQ thread `/proc/self/fdinfo` does not show, so
     /// that no later ring could be verified to reach them (those rings got
     /// pollers of their own). Also in bytes version 1 left zero.
     pub unverified_pollers: AtomicU32,
+    /// The refusal counters added after [`Header::unverified_pollers`]
+    /// (from [`FIRST_REFUSALS`] on), in the last bytes version 1 left zero.
+    pub refused_later: [AtomicU32; REFUSAL_COUNTERS - FIRST_REFUSALS],
 }
 
-/// Refusal counters in [`Header::refused`].
-pub const REFUSAL_COUNTERS: usize = 6;
+impl Header {
+    /// Refusal counter `i` ([`REFUSAL_NAMES`] order), wherever it lives.
+    pub fn refusal(&self, i: usize) -> Option<&AtomicU32> {
+        self.refused
+            .get(i)
+            .or_else(|| self.refused_later.get(i.checked_sub(FIRST_REFUSALS)?))
+    }
+}
+
+/// Refusal counters of the page ([`Header::refusal`]).
+pub const REFUSAL_COUNTERS: usize = 7;
+/// The refusal counters that stand before `unverified_pollers`.
+pub const FIRST_REFUSALS: usize = 6;
 
 /// The names of [`Header::refused`]'s counters (the statistics keys are
 /// `refused_` + the name with `_` for `-`). `crate::transparent`'s tests
@@ -86,6 +100,7 @@ pub const REFUSAL_NAMES: [&str; REFUSAL_COUNTERS] = [
     "cpu-refused",
     "fork",
     "kernel",
+    "poller-busy",
 ];
 
 /// What a ring is; written when the ring takes the slot.
@@ -310,6 +325,9 @@ const _: () = {
     assert!(core::mem::size_of::<Identity>() == 64);
     assert!(core::mem::size_of::<RingExt>() == 192);
     assert!(core::mem::offset_of!(Region, slots) == 64);
+    // The counters that version 1 readers know stay where they were.
+    assert!(core::mem::offset_of!(Header, refused) == 32);
+    assert!(core::mem::offset_of!(Header, unverified_pollers) == 56);
 };
 
 #[cfg(test)]
