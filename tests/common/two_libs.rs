@@ -1,8 +1,7 @@
 //! One C program, two libraries: builds a program against Debian's liburing
 //! 2.3 header and runs the same binary on Debian's `liburing.so.2` or on
 //! rsuring (through `LD_LIBRARY_PATH`, a directory whose `liburing.so.2` is
-//! our library). Shared by `tests/dropin.rs` and `tests/differential.rs`
-//! (each includes this file with `#[path]`).
+//! our library). Used by `tests/dropin.rs` and `tests/differential.rs`.
 //!
 //! Every program prints `library: <path>` on stderr, the file that serves
 //! `io_uring_queue_init` (from `dladdr`); a run whose library is not the

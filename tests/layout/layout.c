@@ -4,7 +4,7 @@
  * structure and the offset and size of each of its fields, one line each,
  * in a fixed order.
  *
- * check.sh builds this file twice, once against the system's liburing
+ * tests/layout.rs builds this file twice, once against the system's liburing
  * header (the reference) and once against rsuring's include/, and requires
  * identical output.  The file therefore uses only names both headers have.
  * Fields the kernel renamed after liburing 2.3 (same place, new name) are
