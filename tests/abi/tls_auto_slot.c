@@ -17,7 +17,7 @@
  * thread must reach it; another thread and a fork()ed child (whose tables
  * hold no registration) must go through the fd, as with liburing.
  */
-#include "../test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

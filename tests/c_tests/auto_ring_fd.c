@@ -6,7 +6,7 @@
  * children get the kernel's own answers (never another ring's), and the
  * application still finds room to register rings of its own.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #include <pthread.h>
 #include <sys/wait.h>

@@ -12,7 +12,7 @@
  *  - classic provided buffers: io_uring_prep_provide_buffers /
  *    io_uring_prep_remove_buffers.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sys/mman.h>
 
 #define NBUFS 8

@@ -6,31 +6,8 @@
  * IORING_ASYNC_CANCEL_ALL returning the number cancelled;
  * io_uring_register_sync_cancel (0 when found, -ENOENT when not).
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <poll.h>
-
-/* Reap two CQEs: the target (expect -ECANCELED) and the cancel request. */
-static void reap_pair(struct io_uring *ring, uint64_t target_ud,
-		      uint64_t cancel_ud, int cancel_res)
-{
-	int i, got_t = 0, got_c = 0;
-	struct t_cqe c;
-
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == target_ud) {
-			CHECK_EQ(c.res, -ECANCELED);
-			got_t++;
-		} else if (c.user_data == cancel_ud) {
-			CHECK_EQ(c.res, cancel_res);
-			got_c++;
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
-	CHECK_EQ(got_t, 1);
-	CHECK_EQ(got_c, 1);
-}
 
 static void test_cancel_poll(struct io_uring *ring, int p[2])
 {
@@ -45,80 +22,50 @@ static void test_cancel_poll(struct io_uring *ring, int p[2])
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
-	sqe = t_get_sqe(ring);
-	io_uring_prep_cancel(sqe, &marker, 0);
-	sqe->user_data = 2;
-	t_submit_expect(ring, 1);
-	reap_pair(ring, (uint64_t)(uintptr_t)&marker, 2, 0);
+	t_submit1(ring, 2, io_uring_prep_cancel, &marker, 0);
+	t_reap_each(ring, NULL, { (uint64_t)(uintptr_t)&marker, -ECANCELED }, { 2, 0 });
 }
 
 static void test_cancel_read(struct io_uring *ring, int p[2])
 {
-	struct io_uring_sqe *sqe;
 	char buf[32];
-	struct t_cqe c;
 
 	T_STEP("cancel a pending pipe read (prep_cancel64)");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	sqe->user_data = 0xabcdef0123ULL;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 0xabcdef0123ULL, io_uring_prep_read, p[0], buf, sizeof(buf), 0);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
-	sqe = t_get_sqe(ring);
-	io_uring_prep_cancel64(sqe, 0xabcdef0123ULL, 0);
-	sqe->user_data = 4;
-	t_submit_expect(ring, 1);
-	reap_pair(ring, 0xabcdef0123ULL, 4, 0);
+	t_submit1(ring, 4, io_uring_prep_cancel64, 0xabcdef0123ULL, 0);
+	t_reap_each(ring, NULL, { 0xabcdef0123ULL, -ECANCELED }, { 4, 0 });
 
 	T_STEP("pipe is still usable and nothing was consumed by the cancelled read");
 	CHECK_EQ(write(p[1], "xyz", 3), 3);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	sqe->user_data = 5;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 5);
-	CHECK_EQ(c.res, 3);
+	t_submit1(ring, 5, io_uring_prep_read, p[0], buf, sizeof(buf), 0);
+	t_reap_expect(ring, 5, 3);
 	CHECK(memcmp(buf, "xyz", 3) == 0);
 }
 
 static void test_cancel_unknown(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
-
 	T_STEP("cancel of unknown user_data -> -ENOENT");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_cancel64(sqe, 0x7777777ULL, 0);
-	sqe->user_data = 6;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 6);
-	CHECK_EQ(c.res, -ENOENT);
+	t_submit1(ring, 6, io_uring_prep_cancel64, 0x7777777ULL, 0);
+	t_reap_expect(ring, 6, -ENOENT);
 }
 
 static void test_cancel_fd_all(struct io_uring *ring, int p[2])
 {
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 	int i, cancelled = 0, got_cancel = 0;
 
 	T_STEP("cancel by fd, all matches");
 	for (i = 0; i < 3; i++) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_poll_add(sqe, p[0], POLLIN);
-		sqe->user_data = 100 + (uint64_t)i;
+		t_queue(ring, 100 + (uint64_t)i, io_uring_prep_poll_add, p[0], POLLIN);
 	}
 	t_submit_expect(ring, 3);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
-	sqe = t_get_sqe(ring);
-	io_uring_prep_cancel_fd(sqe, p[0], IORING_ASYNC_CANCEL_ALL);
-	sqe->user_data = 200;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 200, io_uring_prep_cancel_fd, p[0], IORING_ASYNC_CANCEL_ALL);
 	for (i = 0; i < 4; i++) {
 		c = t_reap(ring);
 		if (c.user_data == 200) {
@@ -140,16 +87,11 @@ static void test_cancel_fd_all(struct io_uring *ring, int p[2])
 static void test_sync_cancel(struct io_uring *ring, int p[2])
 {
 	struct io_uring_sync_cancel_reg reg;
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	char buf[8];
 	int ret;
 
 	T_STEP("register_sync_cancel of a pending read");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	sqe->user_data = 300;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 300, io_uring_prep_read, p[0], buf, sizeof(buf), 0);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
@@ -163,9 +105,7 @@ static void test_sync_cancel(struct io_uring *ring, int p[2])
 		T_SKIP("sync cancel not supported");
 	CHECK_EQ(ret, 0);
 	/* the target CQE is posted by the time sync cancel returns */
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 300);
-	CHECK_EQ(c.res, -ECANCELED);
+	t_reap_expect(ring, 300, -ECANCELED);
 
 	T_STEP("register_sync_cancel of unknown -> -ENOENT");
 	memset(&reg, 0, sizeof(reg));

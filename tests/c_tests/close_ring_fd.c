@@ -7,7 +7,7 @@
  * index: submit, wait, timeouts, reads and register calls
  * (IORING_REGISTER_USE_REGISTERED_RING); queue_exit cleans up.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 int main(void)
 {
@@ -43,9 +43,7 @@ int main(void)
 
 	T_STEP("nops after close");
 	for (i = 0; i < 8; i++) {
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = (uint64_t)i;
+		sqe = t_queue(&ring, (uint64_t)i, io_uring_prep_nop);
 	}
 	t_submit_expect(&ring, 8);
 	for (i = 0; i < 8; i++) {
@@ -54,13 +52,9 @@ int main(void)
 	}
 
 	T_STEP("read + submit_and_wait after close");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 512);
-	sqe->user_data = 50;
+	sqe = t_queue(&ring, 50, io_uring_prep_read, fd, buf, sizeof(buf), 512);
 	CHECK_EQ(io_uring_submit_and_wait(&ring, 1), 1);
-	c = t_reap(&ring);
-	CHECK_EQ(c.user_data, 50);
-	CHECK_EQ(c.res, 256);
+	c = t_reap_expect(&ring, 50, 256);
 	CHECK_EQ(t_verify(buf, 256, 512, 71), -1);
 
 	T_STEP("wait_cqe_timeout after close");

@@ -7,7 +7,7 @@
  * peek_cqe, which must flush the overflow list into the CQ ring) returns
  * every user_data exactly once. A second round reaps with peek_batch_cqe.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #define SUBMITS 60
 #define PER 4
@@ -16,7 +16,6 @@
 static void overflow_round(struct io_uring *ring, int use_batch)
 {
 	static unsigned char seen[TOTAL];
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	unsigned got = 0, i, j;
 	int ret;
@@ -25,9 +24,7 @@ static void overflow_round(struct io_uring *ring, int use_batch)
 	T_STEP("submit many NOPs without reaping");
 	for (i = 0; i < SUBMITS; i++) {
 		for (j = 0; j < PER; j++) {
-			sqe = t_get_sqe(ring);
-			io_uring_prep_nop(sqe);
-			sqe->user_data = i * PER + j;
+			t_queue(ring, i * PER + j, io_uring_prep_nop);
 		}
 		ret = io_uring_submit(ring);
 		CHECK_MSG(ret == PER, "submit #%u returned %d (%s)", i, ret,
@@ -95,15 +92,12 @@ static void overflow_round(struct io_uring *ring, int use_batch)
 
 static void overflow_then_wait(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe;
 	unsigned i, j, got = 0;
 
 	T_STEP("overflow then reap with wait_cqe only");
 	for (i = 0; i < 10; i++) {
 		for (j = 0; j < PER; j++) {
-			sqe = t_get_sqe(ring);
-			io_uring_prep_nop(sqe);
-			sqe->user_data = 5000 + got++;
+			t_queue(ring, 5000 + got++, io_uring_prep_nop);
 		}
 		t_submit_expect(ring, PER);
 	}

@@ -8,7 +8,7 @@
  * only signals for completions from async (io-wq) context: IOSQE_ASYNC NOP
  * signals, an inline NOP does not.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <poll.h>
 #include <sys/eventfd.h>
 
@@ -27,21 +27,17 @@ static uint64_t ev_read(int efd)
 static void nop_and_reap(struct io_uring *ring, unsigned sqe_flags)
 {
 	struct io_uring_sqe *sqe = t_get_sqe(ring);
-	struct t_cqe c;
 
 	io_uring_prep_nop(sqe);
 	sqe->flags |= (unsigned char)sqe_flags;
 	sqe->user_data = 42;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 42);
-	CHECK_EQ(c.res, 0);
+	t_reap_expect(ring, 42, 0);
 }
 
 int main(void)
 {
 	struct io_uring ring;
-	struct io_uring_sqe *sqe;
 	struct pollfd pfd;
 	int efd, p[2], ret;
 	char buf[8];
@@ -62,10 +58,7 @@ int main(void)
 
 	T_STEP("eventfd signalled by a later pipe read completion");
 	t_pipe(p);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	sqe->user_data = 7;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 7, io_uring_prep_read, p[0], buf, sizeof(buf), 0);
 	t_msleep(5);
 	CHECK_EQ(ev_read(efd), 0);
 	CHECK_EQ(write(p[1], "hi", 2), 2);

@@ -6,7 +6,7 @@
  * (replace / remove a slot: using it then fails with -EBADF),
  * register_files_sparse + filling a slot with files_update, unregister.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sys/uio.h>
 
 #define NBUFS 4
@@ -30,10 +30,8 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 	T_STEP("write_fixed from each registered buffer");
 	for (i = 0; i < NBUFS; i++) {
 		t_fill(iov[i].iov_base, BUFSZ, (size_t)i * BUFSZ, 21);
-		sqe = t_get_sqe(ring);
-		io_uring_prep_write_fixed(sqe, fd, iov[i].iov_base, BUFSZ,
+		sqe = t_queue(ring, (uint64_t)i, io_uring_prep_write_fixed, fd, iov[i].iov_base, BUFSZ,
 					  (uint64_t)i * BUFSZ, i);
-		sqe->user_data = (uint64_t)i;
 	}
 	t_submit_expect(ring, NBUFS);
 	for (i = 0; i < NBUFS; i++) {
@@ -55,10 +53,8 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 		memset(iov[i].iov_base, 0, BUFSZ);
 	for (i = 0; i < NBUFS; i++) {
 		/* read block (NBUFS-1-i) into the middle of buffer i */
-		sqe = t_get_sqe(ring);
-		io_uring_prep_read_fixed(sqe, fd, (char *)iov[i].iov_base + 100,
+		sqe = t_queue(ring, (uint64_t)i, io_uring_prep_read_fixed, fd, (char *)iov[i].iov_base + 100,
 					 4000, (uint64_t)(NBUFS - 1 - i) * BUFSZ, i);
-		sqe->user_data = (uint64_t)i;
 	}
 	t_submit_expect(ring, NBUFS);
 	for (i = 0; i < NBUFS; i++) {
@@ -115,8 +111,7 @@ static int read_slot(struct io_uring *ring, int slot, void *buf, unsigned len,
 	io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
 	sqe->user_data = 0x5107;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 0x5107);
+	c = t_reap_expect(ring, 0x5107, T_ANY_RES);
 	return c.res;
 }
 

@@ -7,14 +7,13 @@
  * -ECANCELED and the timeout -ETIME; a request that finishes first cancels
  * the link timeout (-ECANCELED on the timeout, or -ENOENT/-EALREADY raced).
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <poll.h>
 
 static void test_chain_order(struct io_uring *ring)
 {
 	static unsigned char wbuf[4096], rbuf[4096];
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	int fd = t_tmpfile(0, 0);
 
 	T_STEP("write->read->nop chain");
@@ -27,20 +26,12 @@ static void test_chain_order(struct io_uring *ring)
 	io_uring_prep_read(sqe, fd, rbuf, sizeof(rbuf), 0);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 2;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 3;
+	sqe = t_queue(ring, 3, io_uring_prep_nop);
 	t_submit_expect(ring, 3);
 
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 1);
-	CHECK_EQ(c.res, 4096);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 2);
-	CHECK_EQ(c.res, 4096);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 3);
-	CHECK_EQ(c.res, 0);
+	t_reap_expect(ring, 1, 4096);
+	t_reap_expect(ring, 2, 4096);
+	t_reap_expect(ring, 3, 0);
 	CHECK_EQ(t_verify(rbuf, sizeof(rbuf), 0, 77), -1);
 	close(fd);
 }
@@ -65,9 +56,7 @@ static void test_chain_fail(struct io_uring *ring)
 		sqe->user_data = 11 + (uint64_t)i;
 	}
 	/* an independent nop after the chain must still succeed */
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 20;
+	sqe = t_queue(ring, 20, io_uring_prep_nop);
 	t_submit_expect(ring, 5);
 
 	{
@@ -100,24 +89,17 @@ static void test_chain_fail(struct io_uring *ring)
 	io_uring_prep_read(sqe, 9999, buf, sizeof(buf), 0);
 	sqe->flags |= IOSQE_IO_HARDLINK;
 	sqe->user_data = 30;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 31;
+	sqe = t_queue(ring, 31, io_uring_prep_nop);
 	t_submit_expect(ring, 2);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 30);
-	CHECK_EQ(c.res, -EBADF);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 31);
-	CHECK_EQ(c.res, 0);
+	c = t_reap_expect(ring, 30, -EBADF);
+	c = t_reap_expect(ring, 31, 0);
 }
 
 static void test_link_timeout_fires(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000LL };
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
-	int p[2], i, got_poll = 0, got_to = 0;
+	int p[2];
 	unsigned long long t0, el;
 
 	T_STEP("link timeout fires on a poll that never triggers");
@@ -126,26 +108,11 @@ static void test_link_timeout_fires(struct io_uring *ring)
 	io_uring_prep_poll_add(sqe, p[0], POLLIN);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 40;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	sqe->user_data = 41;
+	sqe = t_queue(ring, 41, io_uring_prep_link_timeout, &ts, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 2);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 40) {
-			CHECK_EQ(c.res, -ECANCELED);
-			got_poll++;
-		} else if (c.user_data == 41) {
-			CHECK_EQ(c.res, -ETIME);
-			got_to++;
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
+	t_reap_each(ring, NULL, { 40, -ECANCELED }, { 41, -ETIME });
 	el = t_now_ms() - t0;
-	CHECK_EQ(got_poll, 1);
-	CHECK_EQ(got_to, 1);
 	CHECK_MSG(el >= 40 && el < 2000, "link timeout took %llu ms", el);
 
 	T_STEP("link timeout fires on a pipe read");
@@ -156,19 +123,9 @@ static void test_link_timeout_fires(struct io_uring *ring)
 		io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
 		sqe->flags |= IOSQE_IO_LINK;
 		sqe->user_data = 42;
-		sqe = t_get_sqe(ring);
-		io_uring_prep_link_timeout(sqe, &ts, 0);
-		sqe->user_data = 43;
+		sqe = t_queue(ring, 43, io_uring_prep_link_timeout, &ts, 0);
 		t_submit_expect(ring, 2);
-		for (i = 0; i < 2; i++) {
-			c = t_reap(ring);
-			if (c.user_data == 42)
-				CHECK_EQ(c.res, -ECANCELED);
-			else if (c.user_data == 43)
-				CHECK_EQ(c.res, -ETIME);
-			else
-				T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
+		t_reap_each(ring, NULL, { 42, -ECANCELED }, { 43, -ETIME });
 	}
 	close(p[0]);
 	close(p[1]);
@@ -178,8 +135,8 @@ static void test_link_timeout_not_fired(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
-	int i, p[2];
+	struct t_cqe got[2];
+	int p[2];
 	unsigned long long t0;
 	char buf[16];
 
@@ -188,21 +145,12 @@ static void test_link_timeout_not_fired(struct io_uring *ring)
 	io_uring_prep_nop(sqe);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 50;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	sqe->user_data = 51;
+	sqe = t_queue(ring, 51, io_uring_prep_link_timeout, &ts, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 2);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 50)
-			CHECK_EQ(c.res, 0);
-		else if (c.user_data == 51)
-			CHECK_MSG(c.res == -ECANCELED || c.res == -ENOENT ||
-				  c.res == -EALREADY, "link timeout res=%d", c.res);
-		else
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-	}
+	t_reap_each(ring, got, { 50, 0 }, { 51, T_ANY_RES });
+	CHECK_MSG(got[1].res == -ECANCELED || got[1].res == -ENOENT ||
+		  got[1].res == -EALREADY, "link timeout res=%d", got[1].res);
 	CHECK_MSG(t_now_ms() - t0 < 2000, "had to wait for the timeout");
 
 	T_STEP("pipe read satisfied before its link timeout");
@@ -211,24 +159,13 @@ static void test_link_timeout_not_fired(struct io_uring *ring)
 	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 52;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	sqe->user_data = 53;
+	sqe = t_queue(ring, 53, io_uring_prep_link_timeout, &ts, 0);
 	t_submit_expect(ring, 2);
 	t_msleep(10);
 	t_expect_no_cqe(ring);
 	CHECK_EQ(write(p[1], "hello", 5), 5);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 52) {
-			CHECK_EQ(c.res, 5);
-			CHECK(memcmp(buf, "hello", 5) == 0);
-		} else if (c.user_data == 53) {
-			CHECK_EQ(c.res, -ECANCELED);
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
+	t_reap_each(ring, NULL, { 52, 5 }, { 53, -ECANCELED });
+	CHECK(memcmp(buf, "hello", 5) == 0);
 	CHECK_MSG(t_now_ms() - t0 < 2000, "had to wait for the timeout");
 	close(p[0]);
 	close(p[1]);

@@ -4,20 +4,17 @@
  * io_uring_sqe_set_data/io_uring_cqe_get_data and set_data64/get_data64,
  * IOSQE_CQE_SKIP_SUCCESS-free basics, and sq/cq ready counters.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #define ENTRIES 64
 
 static void test_single(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 
 	T_STEP("single nop");
 	CHECK_EQ(io_uring_sq_ready(ring), 0);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 0xdeadbeefcafef00dULL;
+	t_queue(ring, 0xdeadbeefcafef00dULL, io_uring_prep_nop);
 	CHECK_EQ(io_uring_sq_ready(ring), 1);
 	CHECK_EQ(io_uring_sq_space_left(ring), ENTRIES - 1);
 	t_submit_expect(ring, 1);
@@ -102,15 +99,12 @@ static void test_data64(struct io_uring *ring)
 
 static void test_wait_nr(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	unsigned i;
 
 	T_STEP("submit_and_wait + wait_cqe_nr");
 	for (i = 0; i < 16; i++) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = 100 + i;
+		t_queue(ring, 100 + i, io_uring_prep_nop);
 	}
 	CHECK_EQ(io_uring_submit_and_wait(ring, 16), 16);
 	CHECK_EQ(io_uring_cq_ready(ring), 16);

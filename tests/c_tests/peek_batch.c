@@ -8,7 +8,7 @@
  * rounds on a CQE32 ring, where each CQE takes two 16-byte slots: every
  * pointer peek_batch_cqe returns is the slot of its ring position.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 static uint64_t next_ud = 1, expect_ud = 1;
 

@@ -6,7 +6,7 @@
  * (-ENOENT); multishot poll posts several CQEs with IORING_CQE_F_MORE and a
  * final one without it when removed; poll_update changes the user_data.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <poll.h>
 
 static void drain(int fd)
@@ -18,90 +18,49 @@ static void drain(int fd)
 
 static void test_oneshot(struct io_uring *ring, int p[2])
 {
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 
 	T_STEP("poll_add then pipe becomes readable");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_add(sqe, p[0], POLLIN);
-	sqe->user_data = 1;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 1, io_uring_prep_poll_add, p[0], POLLIN);
 	t_msleep(10);
 	t_expect_no_cqe(ring);
 	CHECK_EQ(write(p[1], "a", 1), 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 1);
+	c = t_reap_expect(ring, 1, T_ANY_RES);
 	CHECK_MSG(c.res > 0 && (c.res & POLLIN), "poll res=0x%x", c.res);
 	CHECK(!(c.flags & IORING_CQE_F_MORE));
 	drain(p[0]);
 
 	T_STEP("poll on already-writable fd");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_add(sqe, p[1], POLLOUT);
-	sqe->user_data = 2;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 2);
+	t_submit1(ring, 2, io_uring_prep_poll_add, p[1], POLLOUT);
+	c = t_reap_expect(ring, 2, T_ANY_RES);
 	CHECK_MSG(c.res & POLLOUT, "poll res=0x%x", c.res);
 }
 
 static void test_remove(struct io_uring *ring, int p[2])
 {
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
-	int i, got_p = 0, got_r = 0;
-
 	T_STEP("poll_remove a pending poll");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_add(sqe, p[0], POLLIN);
-	sqe->user_data = 10;
-	t_submit_expect(ring, 1);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_remove(sqe, 10);
-	sqe->user_data = 11;
-	t_submit_expect(ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 10) {
-			CHECK_EQ(c.res, -ECANCELED);
-			got_p++;
-		} else if (c.user_data == 11) {
-			CHECK_EQ(c.res, 0);
-			got_r++;
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
-	CHECK_EQ(got_p, 1);
-	CHECK_EQ(got_r, 1);
+	t_submit1(ring, 10, io_uring_prep_poll_add, p[0], POLLIN);
+	t_submit1(ring, 11, io_uring_prep_poll_remove, 10);
+	t_reap_each(ring, NULL, { 10, -ECANCELED }, { 11, 0 });
 
 	T_STEP("poll_remove unknown -> -ENOENT");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_remove(sqe, 12345);
-	sqe->user_data = 12;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 12);
-	CHECK_EQ(c.res, -ENOENT);
+	t_submit1(ring, 12, io_uring_prep_poll_remove, 12345);
+	t_reap_expect(ring, 12, -ENOENT);
 }
 
 static void test_multishot(struct io_uring *ring, int p[2])
 {
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
-	int i, got_p = 0, got_r = 0;
+	struct t_cqe c, got[2];
+	int i;
 
 	T_STEP("multishot poll");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_multishot(sqe, p[0], POLLIN);
-	sqe->user_data = 20;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 20, io_uring_prep_poll_multishot, p[0], POLLIN);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 	for (i = 0; i < 3; i++) {
 		CHECK_EQ(write(p[1], "b", 1), 1);
-		c = t_reap(ring);
-		CHECK_EQ(c.user_data, 20);
+		c = t_reap_expect(ring, 20, T_ANY_RES);
 		if (c.res == -EINVAL && i == 0)
 			T_SKIP("multishot poll not supported");
 		CHECK_MSG(c.res & POLLIN, "multishot res=0x%x", c.res);
@@ -117,36 +76,17 @@ static void test_multishot(struct io_uring *ring, int p[2])
 	io_uring_prep_poll_update(sqe, 20, 21, 0, IORING_POLL_UPDATE_USER_DATA);
 	sqe->user_data = 22;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 22);
-	CHECK_EQ(c.res, 0);
+	c = t_reap_expect(ring, 22, 0);
 	CHECK_EQ(write(p[1], "c", 1), 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 21);
+	c = t_reap_expect(ring, 21, T_ANY_RES);
 	CHECK_MSG(c.res & POLLIN, "res=0x%x", c.res);
 	CHECK(c.flags & IORING_CQE_F_MORE);
 	drain(p[0]);
 
 	T_STEP("remove multishot poll: final CQE without F_MORE");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_poll_remove(sqe, 21);
-	sqe->user_data = 23;
-	t_submit_expect(ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 21) {
-			CHECK_EQ(c.res, -ECANCELED);
-			CHECK(!(c.flags & IORING_CQE_F_MORE));
-			got_p++;
-		} else if (c.user_data == 23) {
-			CHECK_EQ(c.res, 0);
-			got_r++;
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
-	CHECK_EQ(got_p, 1);
-	CHECK_EQ(got_r, 1);
+	t_submit1(ring, 23, io_uring_prep_poll_remove, 21);
+	t_reap_each(ring, got, { 21, -ECANCELED }, { 23, 0 });
+	CHECK(!(got[0].flags & IORING_CQE_F_MORE));
 	CHECK_EQ(write(p[1], "d", 1), 1);
 	t_msleep(5);
 	t_expect_no_cqe(ring);

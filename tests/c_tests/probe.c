@@ -5,7 +5,7 @@
  * one far beyond last_op) is not; io_uring_register_probe directly;
  * io_uring_free_probe.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 static void check_probe(struct io_uring_probe *p)
 {

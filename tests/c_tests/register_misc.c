@@ -15,7 +15,7 @@
  *    CQE with user_data == tag;
  *  - io_uring_register_files_tags + register_files_update_tag: same for files.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -24,7 +24,6 @@ static void test_iowq_aff(struct io_uring *ring)
 {
 	cpu_set_t set;
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	int ret, cpu;
 
 	T_STEP("register_iowq_aff");
@@ -47,9 +46,7 @@ static void test_iowq_aff(struct io_uring *ring)
 	sqe->flags |= IOSQE_ASYNC;
 	sqe->user_data = 1;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 1);
-	CHECK_EQ(c.res, 0);
+	t_reap_expect(ring, 1, 0);
 
 	T_STEP("unregister_iowq_aff");
 	CHECK_EQ(io_uring_unregister_iowq_aff(ring), 0);
@@ -92,7 +89,6 @@ static void test_max_workers(struct io_uring *ring)
 static void test_personality(struct io_uring *ring)
 {
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	int id;
 
 	T_STEP("register_personality");
@@ -104,9 +100,7 @@ static void test_personality(struct io_uring *ring)
 	sqe->personality = (unsigned short)id;
 	sqe->user_data = 2;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 2);
-	CHECK_EQ(c.res, 0);
+	t_reap_expect(ring, 2, 0);
 
 	T_STEP("unregister_personality");
 	CHECK_EQ(io_uring_unregister_personality(ring, id), 0);
@@ -115,15 +109,12 @@ static void test_personality(struct io_uring *ring)
 	sqe->personality = (unsigned short)id;
 	sqe->user_data = 3;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 3);
-	CHECK_EQ(c.res, -EINVAL);
+	t_reap_expect(ring, 3, -EINVAL);
 	CHECK_EQ(io_uring_unregister_personality(ring, id), -EINVAL);
 }
 
 static void test_file_alloc_range(struct io_uring *ring)
 {
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 	int i, ret;
 	unsigned used = 0;
@@ -139,12 +130,8 @@ static void test_file_alloc_range(struct io_uring *ring)
 	CHECK_EQ(ret, 0);
 
 	for (i = 0; i < 4; i++) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_socket_direct_alloc(sqe, AF_INET, SOCK_STREAM, 0, 0);
-		sqe->user_data = 10 + (uint64_t)i;
-		t_submit_expect(ring, 1);
-		c = t_reap(ring);
-		CHECK_EQ(c.user_data, 10 + (uint64_t)i);
+		t_submit1(ring, 10 + (uint64_t)i, io_uring_prep_socket_direct_alloc, AF_INET, SOCK_STREAM, 0, 0);
+		c = t_reap_expect(ring, 10 + (uint64_t)i, T_ANY_RES);
 		if (i == 0 && c.res == -EINVAL) {
 			fprintf(stderr, "note: socket direct alloc unsupported\n");
 			break;
@@ -187,8 +174,7 @@ static int read_fixed_buf(struct io_uring *ring, int fd, void *buf, unsigned len
 	io_uring_prep_read_fixed(sqe, fd, buf, len, 0, idx);
 	sqe->user_data = 0x77;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 0x77);
+	c = t_reap_expect(ring, 0x77, T_ANY_RES);
 	return c.res;
 }
 
@@ -231,22 +217,7 @@ static void test_buffer_tags(struct io_uring *ring)
 
 	T_STEP("unregister posts remaining tags");
 	CHECK_EQ(io_uring_unregister_buffers(ring), 0);
-	{
-		int i, got1 = 0, got2 = 0;
-
-		for (i = 0; i < 2; i++) {
-			struct t_cqe c = t_reap(ring);
-
-			if (c.user_data == 0x1001)
-				got1++;
-			else if (c.user_data == 0x1002)
-				got2++;
-			else
-				T_FAIL("unexpected tag %llx", (unsigned long long)c.user_data);
-		}
-		CHECK_EQ(got1, 1);
-		CHECK_EQ(got2, 1);
-	}
+	t_reap_each(ring, NULL, { 0x1001, T_ANY_RES }, { 0x1002, T_ANY_RES });
 
 	T_STEP("register_buffers_tags");
 	iov[0].iov_base = b0;
@@ -268,7 +239,6 @@ static void test_file_tags(struct io_uring *ring)
 	__u64 tags[2];
 	unsigned char buf[64];
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 
 	for (i = 0; i < 3; i++)
 		fds[i] = t_tmpfile(1024, 50 + (unsigned)i);
@@ -291,28 +261,12 @@ static void test_file_tags(struct io_uring *ring)
 	sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->user_data = 5;
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 5);
-	CHECK_EQ(c.res, 64);
+	t_reap_expect(ring, 5, 64);
 	CHECK_EQ(t_verify(buf, 64, 0, 52), -1);
 
 	T_STEP("unregister_files posts remaining file tags");
 	CHECK_EQ(io_uring_unregister_files(ring), 0);
-	{
-		int got1 = 0, got2 = 0;
-
-		for (i = 0; i < 2; i++) {
-			c = t_reap(ring);
-			if (c.user_data == 0x3001)
-				got1++;
-			else if (c.user_data == 0x3002)
-				got2++;
-			else
-				T_FAIL("unexpected tag %llx", (unsigned long long)c.user_data);
-		}
-		CHECK_EQ(got1, 1);
-		CHECK_EQ(got2, 1);
-	}
+	t_reap_each(ring, NULL, { 0x3001, T_ANY_RES }, { 0x3002, T_ANY_RES });
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
 }

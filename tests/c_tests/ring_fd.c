@@ -6,7 +6,7 @@
  * still works after it; registering again works; queue_exit with the ring
  * fd still registered is fine.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 static void exercise(struct io_uring *ring, int fd, uint64_t tag)
 {
@@ -14,26 +14,16 @@ static void exercise(struct io_uring *ring, int fd, uint64_t tag)
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	unsigned char buf[512];
-	struct t_cqe c;
 	int i;
 
 	T_STEP("nop via submit/wait");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = tag;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, tag);
-	CHECK_EQ(c.res, 0);
+	t_submit1(ring, tag, io_uring_prep_nop);
+	t_reap_expect(ring, tag, 0);
 
 	T_STEP("read via submit_and_wait");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 1000);
-	sqe->user_data = tag + 1;
+	sqe = t_queue(ring, tag + 1, io_uring_prep_read, fd, buf, sizeof(buf), 1000);
 	CHECK_EQ(io_uring_submit_and_wait(ring, 1), 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, tag + 1);
-	CHECK_EQ(c.res, 512);
+	t_reap_expect(ring, tag + 1, 512);
 	CHECK_EQ(t_verify(buf, 512, 1000, 13), -1);
 
 	T_STEP("wait_cqe_timeout -ETIME");
@@ -41,9 +31,7 @@ static void exercise(struct io_uring *ring, int fd, uint64_t tag)
 
 	T_STEP("batch of nops");
 	for (i = 0; i < 8; i++) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = tag + 10 + (uint64_t)i;
+		sqe = t_queue(ring, tag + 10 + (uint64_t)i, io_uring_prep_nop);
 	}
 	t_submit_expect(ring, 8);
 	for (i = 0; i < 8; i++)

@@ -5,7 +5,7 @@
  * a short read at EOF, a read at/after EOF returning 0, offset -1 using
  * (and advancing) the file position, and several requests in flight at once.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sys/uio.h>
 
 #define FSIZE (64 * 1024)
@@ -22,9 +22,7 @@ static void test_write_read_offsets(struct io_uring *ring, int fd)
 	T_STEP("write blocks at offsets (out of order, all in flight)");
 	t_fill(wbuf, FSIZE, 0, 3);
 	for (i = nblocks - 1; i >= 0; i--) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_write(sqe, fd, wbuf + i * BS, BS, (uint64_t)i * BS);
-		sqe->user_data = (uint64_t)i;
+		sqe = t_queue(ring, (uint64_t)i, io_uring_prep_write, fd, wbuf + i * BS, BS, (uint64_t)i * BS);
 	}
 	t_submit_expect(ring, nblocks);
 	for (i = 0; i < nblocks; i++) {
@@ -43,9 +41,7 @@ static void test_write_read_offsets(struct io_uring *ring, int fd)
 	T_STEP("read blocks at offsets");
 	memset(rbuf, 0, sizeof(rbuf));
 	for (i = 0; i < nblocks; i++) {
-		sqe = t_get_sqe(ring);
-		io_uring_prep_read(sqe, fd, rbuf + i * BS, BS, (uint64_t)i * BS);
-		sqe->user_data = 1000 + (uint64_t)i;
+		sqe = t_queue(ring, 1000 + (uint64_t)i, io_uring_prep_read, fd, rbuf + i * BS, BS, (uint64_t)i * BS);
 	}
 	t_submit_expect(ring, nblocks);
 	for (i = 0; i < nblocks; i++) {
@@ -71,13 +67,8 @@ static void test_short_read_eof(struct io_uring *ring, int fd)
 	struct t_cqe c;
 
 	T_STEP("short read at EOF");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, fd, rbuf, BS, FSIZE - 100);
-	sqe->user_data = 7;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 7);
-	CHECK_EQ(c.res, 100);
+	t_submit1(ring, 7, io_uring_prep_read, fd, rbuf, BS, FSIZE - 100);
+	c = t_reap_expect(ring, 7, 100);
 	CHECK_EQ(t_verify(rbuf, 100, FSIZE - 100, 3), -1);
 
 	T_STEP("read at EOF returns 0");
@@ -112,13 +103,8 @@ static void test_vectored(struct io_uring *ring, int fd)
 	wv[0].iov_base = a; wv[0].iov_len = sizeof(a);
 	wv[1].iov_base = b; wv[1].iov_len = sizeof(b);
 	wv[2].iov_base = d; wv[2].iov_len = sizeof(d);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_writev(sqe, fd, wv, 3, off);
-	sqe->user_data = 11;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 11);
-	CHECK_EQ(c.res, (int)total);
+	t_submit1(ring, 11, io_uring_prep_writev, fd, wv, 3, off);
+	c = t_reap_expect(ring, 11, (int)total);
 
 	all = malloc(total);
 	CHECK(all != NULL);
@@ -129,13 +115,8 @@ static void test_vectored(struct io_uring *ring, int fd)
 	T_STEP("readv 2 iovecs spanning the written region");
 	rv[0].iov_base = r1; rv[0].iov_len = sizeof(r1);
 	rv[1].iov_base = r2; rv[1].iov_len = sizeof(r2);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_readv(sqe, fd, rv, 2, off);
-	sqe->user_data = 12;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 12);
-	CHECK_EQ(c.res, (int)(sizeof(r1) + sizeof(r2)));
+	t_submit1(ring, 12, io_uring_prep_readv, fd, rv, 2, off);
+	c = t_reap_expect(ring, 12, (int)(sizeof(r1) + sizeof(r2)));
 	CHECK_EQ(t_verify(r1, sizeof(r1), 0, 9), -1);
 	CHECK_EQ(t_verify(r2, total - sizeof(r1), sizeof(r1), 9), -1);
 
@@ -178,17 +159,10 @@ static void test_file_position(struct io_uring *ring)
 static void test_bad_fd(struct io_uring *ring)
 {
 	char buf[16];
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 
 	T_STEP("read on bad fd gives -EBADF in cqe");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read(sqe, 12345, buf, sizeof(buf), 0);
-	sqe->user_data = 99;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 99);
-	CHECK_EQ(c.res, -EBADF);
+	t_submit1(ring, 99, io_uring_prep_read, 12345, buf, sizeof(buf), 0);
+	t_reap_expect(ring, 99, -EBADF);
 }
 
 int main(void)

@@ -16,7 +16,7 @@
  *    (SIGSEGV) while without it a child can, and the parent ring still works;
  *  - flags SUBMIT_ALL, COOP_TASKRUN(+TASKRUN_FLAG), SINGLE_ISSUER accepted.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sys/wait.h>
 
 static void test_cqsize(void)
@@ -148,14 +148,11 @@ static void test_big_sqe_cqe(void)
 	{
 		unsigned char buf[256];
 		struct io_uring_sqe *sqe = t_get_sqe(&ring);
-		struct t_cqe c;
 
 		io_uring_prep_read(sqe, fd, buf, sizeof(buf), 256);
 		sqe->user_data = 0xfeed;
 		t_submit_expect(&ring, 1);
-		c = t_reap(&ring);
-		CHECK_EQ(c.user_data, 0xfeed);
-		CHECK_EQ(c.res, 256);
+		t_reap_expect(&ring, 0xfeed, 256);
 		CHECK_EQ(t_verify(buf, 256, 256, 61), -1);
 	}
 	close(fd);
@@ -385,17 +382,13 @@ static void test_submit_all(void)
 	if (ret == -EINVAL)
 		return;
 	CHECK_OK(ret);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 1;
+	sqe = t_queue(&ring, 1, io_uring_prep_nop);
 	sqe = t_get_sqe(&ring);
 	/* invalid at submit time: fixed file with no file table */
 	io_uring_prep_read(sqe, 0, buf, sizeof(buf), 0);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	sqe->user_data = 2;
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 3;
+	sqe = t_queue(&ring, 3, io_uring_prep_nop);
 	t_submit_expect(&ring, 3);
 	for (i = 0; i < 3; i++) {
 		struct t_cqe c = t_reap(&ring);

@@ -11,23 +11,20 @@
  *    again -> -EBUSY/-EBADFD;
  *  - IORING_SETUP_NO_SQARRAY (6.6+): NOPs and reads work across SQ wrap.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <sys/uio.h>
 
 static void test_disabled(void)
 {
 	struct io_uring_params p;
 	struct io_uring ring;
-	struct io_uring_sqe *sqe;
 	int ret;
 
 	T_STEP("R_DISABLED ring refuses submissions");
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_R_DISABLED;
 	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 1;
+	t_queue(&ring, 1, io_uring_prep_nop);
 	ret = io_uring_submit(&ring);
 	CHECK_EQ(ret, -EBADFD);
 	CHECK_EQ(io_uring_cq_ready(&ring), 0);
@@ -52,7 +49,6 @@ static void test_restrictions(void)
 	struct io_uring_params p;
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	char buf[64];
 	struct iovec iov = { buf, sizeof(buf) };
 	int fd, ret;
@@ -86,26 +82,15 @@ static void test_restrictions(void)
 	io_uring_prep_read(sqe, fd, buf, sizeof(buf), 0);
 	sqe->flags |= IOSQE_IO_LINK;
 	sqe->user_data = 100;
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 101;
+	sqe = t_queue(&ring, 101, io_uring_prep_nop);
 	t_submit_expect(&ring, 2);
-	c = t_reap(&ring);
-	CHECK_EQ(c.user_data, 100);
-	CHECK_EQ(c.res, 64);
+	t_reap_expect(&ring, 100, 64);
 	CHECK_EQ(t_verify(buf, 64, 0, 5), -1);
-	c = t_reap(&ring);
-	CHECK_EQ(c.user_data, 101);
-	CHECK_EQ(c.res, 0);
+	t_reap_expect(&ring, 101, 0);
 
 	T_STEP("disallowed opcode -> -EACCES");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_write(sqe, fd, buf, sizeof(buf), 0);
-	sqe->user_data = 102;
-	t_submit_expect(&ring, 1);
-	c = t_reap(&ring);
-	CHECK_EQ(c.user_data, 102);
-	CHECK_EQ(c.res, -EACCES);
+	t_submit1(&ring, 102, io_uring_prep_write, fd, buf, sizeof(buf), 0);
+	t_reap_expect(&ring, 102, -EACCES);
 
 	T_STEP("disallowed sqe flag -> -EACCES");
 	sqe = t_get_sqe(&ring);
@@ -113,9 +98,7 @@ static void test_restrictions(void)
 	sqe->flags |= IOSQE_ASYNC;
 	sqe->user_data = 103;
 	t_submit_expect(&ring, 1);
-	c = t_reap(&ring);
-	CHECK_EQ(c.user_data, 103);
-	CHECK_EQ(c.res, -EACCES);
+	t_reap_expect(&ring, 103, -EACCES);
 
 	T_STEP("register op allowed / refused");
 	CHECK_EQ(io_uring_register_files(&ring, &fd, 1), 0);
@@ -148,14 +131,11 @@ static void test_no_sqarray(void)
 	for (round = 0; round < 6; round++) {
 		unsigned char buf[512];
 		struct io_uring_sqe *sqe = t_get_sqe(&ring);
-		struct t_cqe c;
 
 		io_uring_prep_read(sqe, fd, buf, sizeof(buf), round * 512);
 		sqe->user_data = 900 + round;
 		t_submit_expect(&ring, 1);
-		c = t_reap(&ring);
-		CHECK_EQ(c.user_data, 900 + round);
-		CHECK_EQ(c.res, 512);
+		t_reap_expect(&ring, 900 + round, 512);
 		CHECK_EQ(t_verify(buf, 512, round * 512, 66), -1);
 	}
 	close(fd);

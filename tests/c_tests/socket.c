@@ -5,7 +5,7 @@
  * directions with a large payload (looping over short transfers) and content
  * checks, sendmsg/recvmsg, shutdown, recv returning 0 after the peer closed.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,21 +25,16 @@ static void xfer(struct io_uring *ring, int from, int to, size_t len,
 	t_fill(sbuf, len, 0, seed);
 	memset(rbuf, 0, len);
 	while (rcvd < len) {
-		struct io_uring_sqe *sqe;
 		struct t_cqe c;
 		int n = 0;
 
 		if (!send_inflight && sent < len) {
-			sqe = t_get_sqe(ring);
-			io_uring_prep_send(sqe, from, sbuf + sent, len - sent, 0);
-			sqe->user_data = 1;
+			t_queue(ring, 1, io_uring_prep_send, from, sbuf + sent, len - sent, 0);
 			send_inflight = 1;
 			n++;
 		}
 		if (!recv_inflight) {
-			sqe = t_get_sqe(ring);
-			io_uring_prep_recv(sqe, to, rbuf + rcvd, len - rcvd, 0);
-			sqe->user_data = 2;
+			t_queue(ring, 2, io_uring_prep_recv, to, rbuf + rcvd, len - rcvd, 0);
 			recv_inflight = 1;
 			n++;
 		}
@@ -79,8 +74,7 @@ int main(void)
 	struct io_uring ring;
 	struct sockaddr_in addr, peer;
 	socklen_t alen = sizeof(addr);
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
+	struct t_cqe c, got[2];
 	int lfd, cfd, afd = -1, i, one = 1;
 
 	t_queue_init(&ring, 32, 0);
@@ -101,32 +95,17 @@ int main(void)
 	T_STEP("accept pending before connect");
 	memset(&peer, 0, sizeof(peer));
 	alen = sizeof(peer);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_accept(sqe, lfd, (struct sockaddr *)&peer, &alen, SOCK_CLOEXEC);
-	sqe->user_data = 100;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 100, io_uring_prep_accept, lfd, (struct sockaddr *)&peer, &alen, SOCK_CLOEXEC);
 	t_msleep(5);
 	t_expect_no_cqe(&ring);
 
 	T_STEP("io_uring connect");
 	cfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	CHECK_SYS(cfd);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_connect(sqe, cfd, (struct sockaddr *)&addr, sizeof(addr));
-	sqe->user_data = 101;
-	t_submit_expect(&ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(&ring);
-		if (c.user_data == 100) {
-			CHECK_MSG(c.res >= 0, "accept res=%d", c.res);
-			afd = c.res;
-		} else if (c.user_data == 101) {
-			CHECK_MSG(c.res == 0, "connect res=%d", c.res);
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
-	CHECK(afd >= 0);
+	t_submit1(&ring, 101, io_uring_prep_connect, cfd, (struct sockaddr *)&addr, sizeof(addr));
+	t_reap_each(&ring, got, { 100, T_ANY_RES }, { 101, 0 });
+	CHECK_MSG(got[0].res >= 0, "accept res=%d", got[0].res);
+	afd = got[0].res;
 	CHECK_EQ(peer.sin_family, AF_INET);
 	CHECK_EQ(ntohl(peer.sin_addr.s_addr), INADDR_LOOPBACK);
 	CHECK_EQ(alen, sizeof(peer));
@@ -137,19 +116,11 @@ int main(void)
 	{
 		char buf[64];
 
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_send(sqe, cfd, "ping", 4, 0);
-		sqe->user_data = 1;
-		t_submit_expect(&ring, 1);
+		t_submit1(&ring, 1, io_uring_prep_send, cfd, "ping", 4, 0);
 		c = t_reap(&ring);
 		CHECK_EQ(c.res, 4);
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_recv(sqe, afd, buf, sizeof(buf), 0);
-		sqe->user_data = 2;
-		t_submit_expect(&ring, 1);
-		c = t_reap(&ring);
-		CHECK_EQ(c.user_data, 2);
-		CHECK_EQ(c.res, 4);
+		t_submit1(&ring, 2, io_uring_prep_recv, afd, buf, sizeof(buf), 0);
+		c = t_reap_expect(&ring, 2, 4);
 		CHECK(memcmp(buf, "ping", 4) == 0);
 	}
 
@@ -171,12 +142,8 @@ int main(void)
 		smsg.msg_iovlen = 2;
 		rmsg.msg_iov = riov;
 		rmsg.msg_iovlen = 2;
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_recvmsg(sqe, cfd, &rmsg, 0);
-		sqe->user_data = 31;
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_sendmsg(sqe, afd, &smsg, 0);
-		sqe->user_data = 30;
+		t_queue(&ring, 31, io_uring_prep_recvmsg, cfd, &rmsg, 0);
+		t_queue(&ring, 30, io_uring_prep_sendmsg, afd, &smsg, 0);
 		t_submit_expect(&ring, 2);
 		for (i = 0; i < 2; i++) {
 			c = t_reap(&ring);
@@ -191,38 +158,25 @@ int main(void)
 	{
 		char buf[16];
 
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_shutdown(sqe, cfd, SHUT_WR);
-		sqe->user_data = 40;
-		t_submit_expect(&ring, 1);
+		t_submit1(&ring, 40, io_uring_prep_shutdown, cfd, SHUT_WR);
 		c = t_reap(&ring);
 		if (c.res != -EINVAL)	/* shutdown opcode needs 5.11 */
 			CHECK_EQ(c.res, 0);
 		else
 			CHECK_SYS(shutdown(cfd, SHUT_WR));
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_recv(sqe, afd, buf, sizeof(buf), 0);
-		sqe->user_data = 41;
-		t_submit_expect(&ring, 1);
-		c = t_reap(&ring);
-		CHECK_EQ(c.user_data, 41);
-		CHECK_EQ(c.res, 0);
+		t_submit1(&ring, 41, io_uring_prep_recv, afd, buf, sizeof(buf), 0);
+		c = t_reap_expect(&ring, 41, 0);
 	}
 
 	T_STEP("recv after peer close returns 0");
 	{
 		char buf[16];
 
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_recv(sqe, cfd, buf, sizeof(buf), 0);
-		sqe->user_data = 50;
-		t_submit_expect(&ring, 1);
+		t_submit1(&ring, 50, io_uring_prep_recv, cfd, buf, sizeof(buf), 0);
 		t_msleep(5);
 		t_expect_no_cqe(&ring);
 		close(afd);
-		c = t_reap(&ring);
-		CHECK_EQ(c.user_data, 50);
-		CHECK_EQ(c.res, 0);
+		c = t_reap_expect(&ring, 50, 0);
 	}
 
 	close(cfd);

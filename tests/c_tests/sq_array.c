@@ -32,7 +32,7 @@
  * Kernels without NO_SQARRAY (before 6.6) skip the NO_SQARRAY checks; with
  * RSURING_STRICT=1 that skip is a failure.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -43,15 +43,6 @@
 #endif
 
 #define ENTRIES 8
-
-static void skip_or_fail(const char *why)
-{
-	const char *strict = getenv("RSURING_STRICT");
-
-	if (strict && !strcmp(strict, "1"))
-		T_FAIL("RSURING_STRICT=1 and a check cannot run: %s", why);
-	T_SKIP("%s", why);
-}
 
 /* Whether the kernel accepts IORING_SETUP_NO_SQARRAY (raw system call). */
 static int kernel_has_no_sqarray(void)
@@ -231,17 +222,13 @@ static void check_default_ring(void)
 
 static void check_asked_for(void)
 {
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 
 	T_STEP("NO_SQARRAY asked for: NULL sq.array");
 	t_queue_init(&ring, ENTRIES, IORING_SETUP_NO_SQARRAY);
 	CHECK(ring.flags & IORING_SETUP_NO_SQARRAY);
 	CHECK(ring.sq.array == NULL);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 3;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 3, io_uring_prep_nop);
 	reap_one(&ring, 3);
 	io_uring_queue_exit(&ring);
 }
@@ -313,7 +300,7 @@ static void check_newer_api(void)
 	ret = io_uring_resize_rings(&ring, &p);
 	if (ret == -EINVAL || ret == -EOPNOTSUPP) {
 		io_uring_queue_exit(&ring);
-		skip_or_fail("the kernel cannot resize rings");
+		T_SKIP_OR_FAIL("the kernel cannot resize rings");
 	}
 	CHECK_OK(ret);
 	CHECK_EQ(ring.sq.ring_entries, 4 * ENTRIES);
@@ -372,7 +359,7 @@ int main(int argc, char **argv)
 	check_queue_mmap();
 	run_child_keep_array();
 	if (!kernel_has_no_sqarray())
-		skip_or_fail("the kernel has no IORING_SETUP_NO_SQARRAY (Linux < 6.6)");
+		T_SKIP_OR_FAIL("the kernel has no IORING_SETUP_NO_SQARRAY (Linux < 6.6)");
 	check_default_ring();
 	check_asked_for();
 #ifdef IO_URING_VERSION_MAJOR

@@ -6,7 +6,7 @@
  * non-power-of-two requested size (rounded up by the kernel), and with SQEs
  * returned in pieces (partial fill, submit, fill the rest).
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 static void fill_and_drain(struct io_uring *ring, unsigned entries,
 			   uint64_t base)
@@ -55,9 +55,7 @@ int main(void)
 
 	T_STEP("partial fill, submit, fill to full again");
 	for (i = 0; i < 5; i++) {
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_nop(sqe);
-		sqe->user_data = 1000 + i;
+		sqe = t_queue(&ring, 1000 + i, io_uring_prep_nop);
 	}
 	t_submit_expect(&ring, 5);
 	/* the kernel consumed them: a full ring's worth is available again */

@@ -14,7 +14,7 @@
  *  - a full SQ submitted while the poller sleeps: io_uring_sqring_wait
  *    returns once the poller has made room, then get_sqe works again.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <dirent.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -270,9 +270,7 @@ int main(void)
 	T_STEP("poller goes idle: NEED_WAKEUP set");
 	/* The idle time runs from the poller's last work: give it some now
 	 * (the burst above may have been skipped, e.g. under valgrind). */
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 76;
+	sqe = t_queue(&ring, 76, io_uring_prep_nop);
 	CHECK_EQ(io_uring_submit(&ring), 1);
 	CHECK_OK(io_uring_wait_cqe(&ring, &cqe));
 	CHECK_EQ(cqe->user_data, 76);
@@ -287,9 +285,7 @@ int main(void)
 	CHECK_GE(t_now_ms() - t0 + 20, IDLE_MS / 2);
 
 	T_STEP("submit after idle wakes the poller");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 77;
+	sqe = t_queue(&ring, 77, io_uring_prep_nop);
 	ret = io_uring_submit(&ring);
 	CHECK_EQ(ret, 1);
 	{
@@ -310,9 +306,7 @@ int main(void)
 	{
 		unsigned char buf[1024];
 
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_read(sqe, fd, buf, sizeof(buf), 100);
-		sqe->user_data = 78;
+		sqe = t_queue(&ring, 78, io_uring_prep_read, fd, buf, sizeof(buf), 100);
 		CHECK_EQ(io_uring_submit(&ring), 1);
 		cqe = t_wait_cqe(&ring);
 		CHECK_EQ(cqe->user_data, 78);
@@ -328,9 +322,7 @@ int main(void)
 		unsigned i, entries = ring.sq.ring_entries;
 
 		for (i = 0; i < entries; i++) {
-			sqe = t_get_sqe(&ring);
-			io_uring_prep_nop(sqe);
-			sqe->user_data = 200 + i;
+			sqe = t_queue(&ring, 200 + i, io_uring_prep_nop);
 		}
 		CHECK(io_uring_get_sqe(&ring) == NULL);
 		ret = io_uring_submit(&ring);
@@ -351,9 +343,7 @@ int main(void)
 	}
 
 	T_STEP("submit_and_wait on SQPOLL");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 79;
+	sqe = t_queue(&ring, 79, io_uring_prep_nop);
 	ret = io_uring_submit_and_wait(&ring, 1);
 	CHECK_MSG(ret == 0 || ret == 1, "submit_and_wait returned %d", ret);
 	CHECK_GE(io_uring_cq_ready(&ring), 1);

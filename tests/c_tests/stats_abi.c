@@ -7,7 +7,7 @@
  * struct, and both agree on the common counters for the same ring.
  */
 #include <dlfcn.h>
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <rsuring.h>
 
 #define OLD_COUNTERS 7

@@ -7,13 +7,12 @@
  * IORING_SETUP_DEFER_TASKRUN ring where completions are only posted when the
  * task asks for events.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <poll.h>
 
 static void test_submit_and_wait(struct io_uring *ring)
 {
 	struct __kernel_timespec op_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
-	struct io_uring_sqe *sqe;
 	unsigned long long t0, el;
 	int ret;
 
@@ -25,9 +24,7 @@ static void test_submit_and_wait(struct io_uring *ring)
 	io_uring_cq_advance(ring, 4);
 
 	T_STEP("submit_and_wait(1) blocks until a 30ms timeout fires");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &op_ts, 0, 0);
-	sqe->user_data = 9;
+	t_queue(ring, 9, io_uring_prep_timeout, &op_ts, 0, 0);
 	t0 = t_now_ms();
 	ret = io_uring_submit_and_wait(ring, 1);
 	el = t_now_ms() - t0;
@@ -53,7 +50,6 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	struct __kernel_timespec ts = { .tv_sec = 2, .tv_nsec = 0 };
 	struct __kernel_timespec op_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
 	struct io_uring_cqe *cqe = NULL;
-	struct io_uring_sqe *sqe;
 	unsigned long long t0, el;
 	int ret;
 
@@ -67,9 +63,7 @@ static void test_submit_and_wait_timeout(struct io_uring *ring)
 	io_uring_cq_advance(ring, 4);
 
 	T_STEP("submit_and_wait_timeout: op completes before the wait timeout");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &op_ts, 0, 0);
-	sqe->user_data = 110;
+	t_queue(ring, 110, io_uring_prep_timeout, &op_ts, 0, 0);
 	cqe = NULL;
 	t0 = t_now_ms();
 	ret = io_uring_submit_and_wait_timeout(ring, &cqe, 1, &ts, NULL);
@@ -110,10 +104,8 @@ static void test_defer_taskrun(void)
 {
 	struct io_uring_params p;
 	struct io_uring ring;
-	struct io_uring_sqe *sqe;
 	char buf[8];
 	int ret, pfd[2];
-	unsigned i;
 
 	T_STEP("DEFER_TASKRUN ring");
 	memset(&p, 0, sizeof(p));
@@ -124,10 +116,7 @@ static void test_defer_taskrun(void)
 	CHECK_OK(ret);
 
 	t_pipe(pfd);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_read(sqe, pfd[0], buf, sizeof(buf), 0);
-	sqe->user_data = 300;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 300, io_uring_prep_read, pfd[0], buf, sizeof(buf), 0);
 	CHECK_EQ(write(pfd[1], "abc", 3), 3);
 	t_msleep(20);
 	/* the completion is deferred to us: not in the CQ ring yet */
@@ -144,10 +133,7 @@ static void test_defer_taskrun(void)
 	}
 
 	T_STEP("submit_and_get_events posts deferred CQE and new nop CQE");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_read(sqe, pfd[0], buf, sizeof(buf), 0);
-	sqe->user_data = 301;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 301, io_uring_prep_read, pfd[0], buf, sizeof(buf), 0);
 	CHECK_EQ(write(pfd[1], "de", 2), 2);
 	t_msleep(20);
 	CHECK_EQ(io_uring_cq_ready(&ring), 0);
@@ -155,14 +141,7 @@ static void test_defer_taskrun(void)
 	ret = io_uring_submit_and_get_events(&ring);
 	CHECK_EQ(ret, 1);
 	CHECK_EQ(io_uring_cq_ready(&ring), 2);
-	for (i = 0; i < 2; i++) {
-		struct t_cqe c = t_reap(&ring);
-
-		if (c.user_data == 301)
-			CHECK_EQ(c.res, 2);
-		else
-			CHECK_EQ(c.user_data, 302);
-	}
+	t_reap_each(&ring, NULL, { 301, 2 }, { 302, T_ANY_RES });
 	close(pfd[0]);
 	close(pfd[1]);
 	io_uring_queue_exit(&ring);

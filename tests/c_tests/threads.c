@@ -11,7 +11,7 @@
  *  - a forked child can drive a ring the parent created (fd and mappings
  *    are inherited), and a child can create and use its own ring.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <pthread.h>
 #include <sys/wait.h>
 

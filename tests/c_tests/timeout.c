@@ -7,19 +7,16 @@
  * the timeout, 0 on the remove) and returns -ENOENT for an unknown one;
  * timeout_update re-arms a pending timeout with a shorter time.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 static void test_relative(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 60 * 1000000LL };
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 	unsigned long long t0, el;
 
 	T_STEP("relative timeout");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 0, 0);
-	sqe->user_data = 1;
+	t_queue(ring, 1, io_uring_prep_timeout, &ts, 0, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 1);
 	t_msleep(10);
@@ -35,7 +32,6 @@ static void test_absolute(struct io_uring *ring)
 {
 	struct __kernel_timespec ts;
 	struct timespec now;
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 	unsigned long long t0, el;
 
@@ -49,10 +45,7 @@ static void test_absolute(struct io_uring *ring)
 	}
 	ts.tv_sec = now.tv_sec;
 	ts.tv_nsec = now.tv_nsec;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 0, IORING_TIMEOUT_ABS);
-	sqe->user_data = 2;
-	t_submit_expect(ring, 1);
+	t_submit1(ring, 2, io_uring_prep_timeout, &ts, 0, IORING_TIMEOUT_ABS);
 	c = t_reap(ring);
 	el = t_now_ms() - t0;
 	CHECK_EQ(c.user_data, 2);
@@ -62,134 +55,70 @@ static void test_absolute(struct io_uring *ring)
 	T_STEP("absolute timeout in the past fires at once");
 	ts.tv_sec = 1;
 	ts.tv_nsec = 0;
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 0, IORING_TIMEOUT_ABS);
-	sqe->user_data = 3;
+	t_queue(ring, 3, io_uring_prep_timeout, &ts, 0, IORING_TIMEOUT_ABS);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 3);
-	CHECK_EQ(c.res, -ETIME);
+	c = t_reap_expect(ring, 3, -ETIME);
 	CHECK_MSG(t_now_ms() - t0 < 1000, "past absolute timeout was slow");
 }
 
 static void test_count(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	unsigned long long t0;
-	int i, nops = 0, tos = 0;
 
 	T_STEP("timeout with completion count 2");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 2, 0);
-	sqe->user_data = 10;
+	t_queue(ring, 10, io_uring_prep_timeout, &ts, 2, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 1);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
 	/* one nop: not enough */
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 11;
+	t_queue_nop(ring, 11);
 	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 11);
+	t_reap_expect(ring, 11, T_ANY_RES);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
 	/* second nop: timeout completes with res 0 */
-	sqe = t_get_sqe(ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 12;
+	t_queue_nop(ring, 12);
 	t_submit_expect(ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 12) {
-			CHECK_EQ(c.res, 0);
-			nops++;
-		} else if (c.user_data == 10) {
-			CHECK_EQ(c.res, 0);
-			tos++;
-		} else {
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-		}
-	}
-	CHECK_EQ(nops, 1);
-	CHECK_EQ(tos, 1);
+	t_reap_each(ring, NULL, { 12, 0 }, { 10, 0 });
 	CHECK_MSG(t_now_ms() - t0 < 2000, "count timeout waited for its time");
 }
 
 static void test_remove(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	unsigned long long t0;
-	int i;
 
 	T_STEP("timeout_remove of a pending timeout");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 0, 0);
-	sqe->user_data = 0x1234;
+	t_queue(ring, 0x1234, io_uring_prep_timeout, &ts, 0, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 1);
 
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout_remove(sqe, 0x1234, 0);
-	sqe->user_data = 21;
-	t_submit_expect(ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 0x1234)
-			CHECK_EQ(c.res, -ECANCELED);
-		else if (c.user_data == 21)
-			CHECK_EQ(c.res, 0);
-		else
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-	}
+	t_submit1(ring, 21, io_uring_prep_timeout_remove, 0x1234, 0);
+	t_reap_each(ring, NULL, { 0x1234, -ECANCELED }, { 21, 0 });
 	CHECK_MSG(t_now_ms() - t0 < 2000, "timeout_remove did not remove");
 
 	T_STEP("timeout_remove of unknown user_data -> -ENOENT");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout_remove(sqe, 0x9999, 0);
-	sqe->user_data = 22;
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.user_data, 22);
-	CHECK_EQ(c.res, -ENOENT);
+	t_submit1(ring, 22, io_uring_prep_timeout_remove, 0x9999, 0);
+	t_reap_expect(ring, 22, -ENOENT);
 }
 
 static void test_update(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
 	struct __kernel_timespec short_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
-	struct io_uring_sqe *sqe;
-	struct t_cqe c;
 	unsigned long long t0;
-	int i;
 
 	T_STEP("timeout_update shortens a pending timeout");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout(sqe, &ts, 0, 0);
-	sqe->user_data = 30;
+	t_queue(ring, 30, io_uring_prep_timeout, &ts, 0, 0);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 1);
-	sqe = t_get_sqe(ring);
-	io_uring_prep_timeout_update(sqe, &short_ts, 30, 0);
-	sqe->user_data = 31;
-	t_submit_expect(ring, 1);
-	for (i = 0; i < 2; i++) {
-		c = t_reap(ring);
-		if (c.user_data == 30)
-			CHECK_EQ(c.res, -ETIME);
-		else if (c.user_data == 31)
-			CHECK_EQ(c.res, 0);
-		else
-			T_FAIL("unexpected user_data %llu", (unsigned long long)c.user_data);
-	}
+	t_submit1(ring, 31, io_uring_prep_timeout_update, &short_ts, 30, 0);
+	t_reap_each(ring, NULL, { 30, -ETIME }, { 31, 0 });
 	CHECK_MSG(t_now_ms() - t0 < 2000, "updated timeout did not fire early");
 }
 

@@ -6,7 +6,7 @@
  * loaded library satisfies and true for newer ones; IO_URING_CHECK_VERSION
  * likewise at compile time.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 int main(void)
 {

@@ -10,7 +10,7 @@
  * with the CQ overflowing (more completions than CQ entries, kept on the
  * kernel's overflow list and flushed by the reaping calls).
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #include <rsuring.h>
 

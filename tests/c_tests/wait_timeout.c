@@ -7,7 +7,7 @@
  * before the wait's own timeout; a NULL timeout waits like io_uring_wait_cqe.
  * Also io_uring_wait_cqes with wait_nr > 1.
  */
-#include "test_helpers.h"
+#include "../common/rsuring_test.h"
 #include <pthread.h>
 
 static int pipe_w;
@@ -41,7 +41,6 @@ int main(void)
 {
 	struct __kernel_timespec ts;
 	struct io_uring ring;
-	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	unsigned long long t0, el;
 	int ret, p[2], i;
@@ -61,10 +60,7 @@ int main(void)
 
 	T_STEP("pending but never-completing poll: still -ETIME");
 	t_pipe(p);
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_poll_add(sqe, p[0], 1 /* POLLIN */);
-	sqe->user_data = 1;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 1, io_uring_prep_poll_add, p[0], 1 /* POLLIN */);
 	ts.tv_nsec = 30 * 1000000LL;
 	t0 = t_now_ms();
 	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
@@ -93,10 +89,7 @@ int main(void)
 	}
 
 	T_STEP("already available CQE returned at once");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 2;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 2, io_uring_prep_nop);
 	ts.tv_sec = 5;
 	t0 = t_now_ms();
 	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
@@ -110,10 +103,7 @@ int main(void)
 	{
 		struct __kernel_timespec op_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
 
-		sqe = t_get_sqe(&ring);
-		io_uring_prep_timeout(sqe, &op_ts, 0, 0);
-		sqe->user_data = 3;
-		t_submit_expect(&ring, 1);
+		t_submit1(&ring, 3, io_uring_prep_timeout, &op_ts, 0, 0);
 		ts.tv_sec = 5;
 		ts.tv_nsec = 0;
 		t0 = t_now_ms();
@@ -128,10 +118,7 @@ int main(void)
 	}
 
 	T_STEP("NULL timeout behaves like wait_cqe");
-	sqe = t_get_sqe(&ring);
-	io_uring_prep_nop(sqe);
-	sqe->user_data = 4;
-	t_submit_expect(&ring, 1);
+	t_submit1(&ring, 4, io_uring_prep_nop);
 	ret = io_uring_wait_cqe_timeout(&ring, &cqe, NULL);
 	CHECK_EQ(ret, 0);
 	CHECK(cqe != NULL);
@@ -151,9 +138,7 @@ int main(void)
 		for (i = 0; i < 3; i++) {
 			t_pipe(sp[i]);
 			stagger_w[i] = sp[i][1];
-			sqe = t_get_sqe(&ring);
-			io_uring_prep_poll_add(sqe, sp[i][0], 1 /* POLLIN */);
-			sqe->user_data = 10 + (uint64_t)i;
+			t_queue(&ring, 10 + (uint64_t)i, io_uring_prep_poll_add, sp[i][0], 1 /* POLLIN */);
 		}
 		t_submit_expect(&ring, 3);
 		t_msleep(5);

@@ -17,7 +17,9 @@
  * In addition, the iou-sqp-* threads in /proc/self/task are counted after
  * every call.
  */
-#include "dropin.h"
+#define T_CASE_PROGRAM 1
+#define T_WATCHDOG_SECS 10
+#include "../common/rsuring_test.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -121,11 +123,11 @@ static void control_sqpoll_ring(void)
 	p.flags = IORING_SETUP_SQPOLL;
 	ret = io_uring_queue_init_params(8, &control, &p);
 	if (ret == -EPERM)
-		DROPIN_SKIP_OR_FAIL("SQPOLL rings need privileges here");
+		T_SKIP_OR_FAIL("SQPOLL rings need privileges here");
 	CHECK_OK(ret);
-	dropin_queue_nop(&control, 1);
+	t_queue_nop(&control, 1);
 	CHECK_GE(io_uring_submit(&control), 0);
-	c = dropin_reap_within(&control, 5000, "control ring NOP");
+	c = t_reap_within(&control, 5000, "control ring NOP");
 	CHECK_EQ(c.user_data, 1);
 }
 
@@ -168,7 +170,7 @@ static void probe_and_mlock_size_make_no_sq_thread(void)
 	pid_t pid;
 
 	if (unshare(CLONE_NEWPID) < 0)
-		DROPIN_SKIP_OR_FAIL("unshare(CLONE_NEWPID): %s",
+		T_SKIP_OR_FAIL("unshare(CLONE_NEWPID): %s",
 				    strerror(errno));
 	pid = fork();
 	CHECK_SYS(pid);
@@ -186,9 +188,9 @@ static void probe_and_mlock_size_make_no_sq_thread(void)
 		exit(WEXITSTATUS(status));
 }
 
-static const struct dropin_case cases[] = {
+static const struct t_case cases[] = {
 	{ "probe_and_mlock_size_make_no_sq_thread",
 	  probe_and_mlock_size_make_no_sq_thread },
 };
 
-DROPIN_MAIN(cases)
+T_CASES_MAIN(cases)

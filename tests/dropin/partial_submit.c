@@ -11,7 +11,9 @@
  * The expected return values are liburing's (2.3 and 2.15 share the loop):
  * the first io_uring_enter's count is what the call returns.
  */
-#include "dropin.h"
+#define T_CASE_PROGRAM 1
+#define T_WATCHDOG_SECS 10
+#include "../common/rsuring_test.h"
 
 /* io_uring_submit_and_wait_timeout(ring, &cqe, 3, NULL, NULL), first of 4
  * bad: returns at once (1, the first enter's count) with all 4 posted. */
@@ -24,10 +26,10 @@ static void first_of_four_bad_wait_three(void)
 	int ret;
 
 	t_queue_init(&ring, 8, 0);
-	dropin_queue_bad(&ring, 1);
-	dropin_queue_nop(&ring, 2);
-	dropin_queue_nop(&ring, 3);
-	dropin_queue_nop(&ring, 4);
+	t_queue_bad(&ring, 1);
+	t_queue_nop(&ring, 2);
+	t_queue_nop(&ring, 3);
+	t_queue_nop(&ring, 4);
 
 	T_STEP("submit_and_wait_timeout(3, no timeout), first SQE bad");
 	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 3, NULL, NULL);
@@ -58,10 +60,10 @@ static void second_of_four_bad_wait_one(void)
 	int ret;
 
 	t_queue_init(&ring, 8, 0);
-	dropin_queue_nop(&ring, 1);
-	dropin_queue_bad(&ring, 2);
-	dropin_queue_nop(&ring, 3);
-	dropin_queue_nop(&ring, 4);
+	t_queue_nop(&ring, 1);
+	t_queue_bad(&ring, 2);
+	t_queue_nop(&ring, 3);
+	t_queue_nop(&ring, 4);
 
 	T_STEP("submit_and_wait_timeout(1, no timeout), second SQE bad");
 	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
@@ -78,7 +80,7 @@ static void second_of_four_bad_wait_one(void)
 		CHECK_EQ(c.user_data, i);
 		CHECK_EQ(c.res, i == 2 ? -EINVAL : 0);
 	}
-	dropin_cq_empty(&ring, "after the 4 CQEs");
+	t_cq_empty(&ring, "after the 4 CQEs");
 	io_uring_queue_exit(&ring);
 }
 
@@ -94,12 +96,12 @@ static void absurd_submit_count_one_queued(void)
 	int ret;
 
 	t_queue_init(&ring, 8, 0);
-	dropin_queue_bad(&ring, 7);
-	dropin_queue_nop(&ring, 8);
+	t_queue_bad(&ring, 7);
+	t_queue_nop(&ring, 8);
 	T_STEP("io_uring_submit, first of 2 bad");
 	CHECK_EQ(io_uring_submit(&ring), 1);
 	CHECK_EQ(io_uring_sq_ready(&ring), 1);
-	c = dropin_reap_within(&ring, 5000, "the bad SQE's CQE");
+	c = t_reap_within(&ring, 5000, "the bad SQE's CQE");
 	CHECK_EQ(c.user_data, 7);
 	CHECK_EQ(c.res, -EINVAL);
 
@@ -126,7 +128,7 @@ static void absurd_submit_count_nothing_queued(void)
 	struct io_uring ring;
 	int ret;
 
-	if (!dropin_on_rsuring()) {
+	if (!t_on_rsuring()) {
 		fprintf(stderr, "note: absurd_submit_count_nothing_queued is "
 				"not run on liburing, which spins here\n");
 		return;
@@ -139,7 +141,7 @@ static void absurd_submit_count_nothing_queued(void)
 	io_uring_queue_exit(&ring);
 }
 
-static const struct dropin_case cases[] = {
+static const struct t_case cases[] = {
 	{ "first_of_four_bad_wait_three", first_of_four_bad_wait_three },
 	{ "second_of_four_bad_wait_one", second_of_four_bad_wait_one },
 	{ "absurd_submit_count_one_queued", absurd_submit_count_one_queued },
@@ -147,4 +149,4 @@ static const struct dropin_case cases[] = {
 	  absurd_submit_count_nothing_queued },
 };
 
-DROPIN_MAIN(cases)
+T_CASES_MAIN(cases)

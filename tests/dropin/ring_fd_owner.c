@@ -10,7 +10,9 @@
  * tears X down and submits on Y again. With liburing every submit returns
  * 1 and each CQE lands on the ring it was submitted to.
  */
-#include "dropin.h"
+#define T_CASE_PROGRAM 1
+#define T_WATCHDOG_SECS 10
+#include "../common/rsuring_test.h"
 
 #include <pthread.h>
 
@@ -39,16 +41,16 @@ static void submit_lands_on(struct io_uring *ring, struct io_uring *other,
 	struct t_cqe c;
 	int ret;
 
-	dropin_queue_nop(ring, data);
+	t_queue_nop(ring, data);
 	ret = io_uring_submit(ring);
 	if (ret != 1)
 		T_FAIL("%s: io_uring_submit returned %d (%s), expected 1", what,
 		       ret, ret < 0 ? strerror(-ret) : "no error");
-	c = dropin_reap_within(ring, 2000, what);
+	c = t_reap_within(ring, 2000, what);
 	CHECK_EQ(c.user_data, data);
 	CHECK_EQ(c.res, 0);
 	if (other)
-		dropin_cq_empty(other, what);
+		t_cq_empty(other, what);
 }
 
 struct b_result {
@@ -111,12 +113,12 @@ static void reused_pthread_id(void)
 		if (res.same_id)
 			return;
 	}
-	DROPIN_SKIP_OR_FAIL("glibc never gave thread B thread A's pthread_t "
+	T_SKIP_OR_FAIL("glibc never gave thread B thread A's pthread_t "
 			    "in %d attempts", ATTEMPTS);
 }
 
-static const struct dropin_case cases[] = {
+static const struct t_case cases[] = {
 	{ "reused_pthread_id", reused_pthread_id },
 };
 
-DROPIN_MAIN(cases)
+T_CASES_MAIN(cases)

@@ -8,7 +8,9 @@
  * io_uring_register_ring_fd return 1 each. Every ring, registered or not,
  * keeps working, and each registration can be dropped again.
  */
-#include "dropin.h"
+#define T_CASE_PROGRAM 1
+#define T_WATCHDOG_SECS 10
+#include "../common/rsuring_test.h"
 
 #define SINGLE_ISSUER_RINGS 8
 #define APP_RINGS 16 /* the kernel's per-thread table size */
@@ -31,11 +33,11 @@ static void round_trip(struct io_uring *ring, __u64 data, const char *what)
 	struct t_cqe c;
 	int ret;
 
-	dropin_queue_nop(ring, data);
+	t_queue_nop(ring, data);
 	ret = io_uring_submit(ring);
 	if (ret != 1)
 		T_FAIL("%s: io_uring_submit returned %d, expected 1", what, ret);
-	c = dropin_reap_within(ring, 2000, what);
+	c = t_reap_within(ring, 2000, what);
 	CHECK_EQ(c.user_data, data);
 	CHECK_EQ(c.res, 0);
 }
@@ -132,11 +134,11 @@ static void table_full_before_single_issuer_rings(void)
 		io_uring_queue_exit(&si[i]);
 }
 
-static const struct dropin_case cases[] = {
+static const struct t_case cases[] = {
 	{ "plain_app_rings", plain_app_rings },
 	{ "single_issuer_app_rings", single_issuer_app_rings },
 	{ "table_full_before_single_issuer_rings",
 	  table_full_before_single_issuer_rings },
 };
 
-DROPIN_MAIN(cases)
+T_CASES_MAIN(cases)

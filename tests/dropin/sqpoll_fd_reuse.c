@@ -20,11 +20,13 @@
  * io_uring_queue_exit: its fd number belongs to another ring by then. The
  * case's process exits instead, which releases it.
  */
-#include "dropin.h"
+#define T_CASE_PROGRAM 1
+#define T_WATCHDOG_SECS 10
+#include "../common/rsuring_test.h"
 
 #include <sched.h>
 
-#ifndef DROPIN_RSURING_HEADER
+#ifndef T_RSURING_HEADER
 /* rsuring_sqpoll_group's result, as include/rsuring.h defines it. */
 struct rsuring_sqpoll_info {
 	int cpu;
@@ -43,7 +45,7 @@ static void need_cpu(unsigned cpu)
 
 	CHECK_SYS(sched_getaffinity(0, sizeof(set), &set));
 	if (!CPU_ISSET(cpu, &set))
-		DROPIN_SKIP_OR_FAIL("CPU %u is not available to this process",
+		T_SKIP_OR_FAIL("CPU %u is not available to this process",
 				    cpu);
 }
 
@@ -55,13 +57,13 @@ static void shared_ring(struct io_uring *ring, unsigned cpu)
 
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF;
-#ifdef DROPIN_RSURING_HEADER
+#ifdef T_RSURING_HEADER
 	p.flags |= IORING_SETUP_SQPOLL_PERCPU;
 #else
 	{
 		const char *env = getenv("RSURING_SQPOLL_PERCPU");
 
-		if (dropin_on_rsuring() && (!env || strcmp(env, "1") != 0))
+		if (t_on_rsuring() && (!env || strcmp(env, "1") != 0))
 			T_FAIL("built against Debian's header: run with "
 			       "RSURING_SQPOLL_PERCPU=1 to get shared pollers");
 	}
@@ -69,7 +71,7 @@ static void shared_ring(struct io_uring *ring, unsigned cpu)
 	p.sq_thread_cpu = cpu;
 	ret = io_uring_queue_init_params(8, ring, &p);
 	if (ret == -EPERM)
-		DROPIN_SKIP_OR_FAIL("SQPOLL rings need privileges here");
+		T_SKIP_OR_FAIL("SQPOLL rings need privileges here");
 	if (ret < 0)
 		T_FAIL("SQPOLL ring on CPU %u: io_uring_queue_init_params "
 		       "returned %d (%s)", cpu, ret, strerror(-ret));
@@ -78,23 +80,12 @@ static void shared_ring(struct io_uring *ring, unsigned cpu)
 /* The kernel's word on @ring's SQ thread. */
 static struct sq_thread sq_thread_of(int fd)
 {
-	struct sq_thread t = { -2, -2 };
-	char path[64], line[256];
-	FILE *f;
+	long long pid, cpu;
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		T_FAIL("open %s: %s", path, strerror(errno));
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "SqThread: %d", &t.pid) == 1)
-			continue;
-		(void)sscanf(line, "SqThreadCpu: %d", &t.cpu);
-	}
-	fclose(f);
-	if (t.pid == -2 || t.cpu == -2)
-		T_FAIL("%s has no SqThread/SqThreadCpu lines", path);
-	return t;
+	if (!t_fdinfo_value(fd, "SqThread", &pid) ||
+	    !t_fdinfo_value(fd, "SqThreadCpu", &cpu))
+		T_FAIL("fdinfo of fd %d has no SqThread/SqThreadCpu lines", fd);
+	return (struct sq_thread){ (int)pid, (int)cpu };
 }
 
 /* Mismatches found by the expect_* checks; a case fails at its end if
@@ -136,6 +127,13 @@ static void expect_group_cpu(struct io_uring *ring, int cpu, const char *what)
 	}
 }
 
+/* Both of the above: the kernel's SQ thread and the poller group. */
+static void expect_polled_on(struct io_uring *ring, int cpu, const char *what)
+{
+	expect_sq_thread_cpu(ring, cpu, what);
+	expect_group_cpu(ring, cpu, what);
+}
+
 static void no_mismatches(void)
 {
 	if (mismatches)
@@ -147,14 +145,26 @@ static void round_trip(struct io_uring *ring, __u64 data, const char *what)
 	struct t_cqe c;
 	int ret;
 
-	dropin_queue_nop(ring, data);
+	t_queue_nop(ring, data);
 	ret = io_uring_submit(ring);
 	if (ret < 0)
 		T_FAIL("%s: io_uring_submit returned %d (%s)", what, ret,
 		       strerror(-ret));
-	c = dropin_reap_within(ring, 5000, what);
+	c = t_reap_within(ring, 5000, what);
 	CHECK_EQ(c.user_data, data);
 	CHECK_EQ(c.res, 0);
+}
+
+/* A shared SQPOLL member on @cpu that works; returns its fd number. */
+static int member_ring(struct io_uring *member, unsigned cpu)
+{
+	char what[32];
+
+	T_STEP("member ring on CPU %u", cpu);
+	snprintf(what, sizeof(what), "member on CPU %u", cpu);
+	shared_ring(member, cpu);
+	round_trip(member, 1, what);
+	return member->ring_fd;
 }
 
 static void plain_ring(struct io_uring *ring)
@@ -170,10 +180,7 @@ static void plain_ring_reuses_member_fd(void)
 	int fd;
 
 	need_cpu(0);
-	T_STEP("member ring on CPU 0");
-	shared_ring(&member, 0);
-	round_trip(&member, 1, "member on CPU 0");
-	fd = member.ring_fd;
+	fd = member_ring(&member, 0);
 
 	T_STEP("close the member's fd, a plain ring takes the number");
 	CHECK_SYS(close(fd));
@@ -185,8 +192,7 @@ static void plain_ring_reuses_member_fd(void)
 	shared_ring(&fresh, 0);
 	round_trip(&fresh, 2, "new ring on CPU 0");
 	round_trip(&plain, 3, "plain ring");
-	expect_sq_thread_cpu(&fresh, 0, "new ring on CPU 0");
-	expect_group_cpu(&fresh, 0, "new ring on CPU 0");
+	expect_polled_on(&fresh, 0, "new ring on CPU 0");
 	no_mismatches();
 	io_uring_queue_exit(&fresh);
 	io_uring_queue_exit(&plain);
@@ -200,10 +206,7 @@ static void dup2_plain_ring_over_member_fd(void)
 	int fd;
 
 	need_cpu(0);
-	T_STEP("member ring on CPU 0");
-	shared_ring(&member, 0);
-	round_trip(&member, 1, "member on CPU 0");
-	fd = member.ring_fd;
+	fd = member_ring(&member, 0);
 
 	T_STEP("dup2 a plain ring's fd over the member's");
 	plain_ring(&plain);
@@ -212,8 +215,7 @@ static void dup2_plain_ring_over_member_fd(void)
 	T_STEP("a new SQPOLL ring on CPU 0");
 	shared_ring(&fresh, 0);
 	round_trip(&fresh, 2, "new ring on CPU 0");
-	expect_sq_thread_cpu(&fresh, 0, "new ring on CPU 0");
-	expect_group_cpu(&fresh, 0, "new ring on CPU 0");
+	expect_polled_on(&fresh, 0, "new ring on CPU 0");
 	no_mismatches();
 	io_uring_queue_exit(&fresh);
 	CHECK_SYS(close(fd));
@@ -231,10 +233,7 @@ static void other_cpus_ring_reuses_member_fd(void)
 
 	need_cpu(0);
 	need_cpu(1);
-	T_STEP("member ring on CPU 1");
-	shared_ring(&member, 1);
-	round_trip(&member, 1, "member on CPU 1");
-	fd = member.ring_fd;
+	fd = member_ring(&member, 1);
 
 	T_STEP("close the member's fd, a CPU 0 ring takes the number");
 	CHECK_SYS(close(fd));
@@ -247,8 +246,8 @@ static void other_cpus_ring_reuses_member_fd(void)
 	round_trip(&on_cpu0, 2, "ring on CPU 0");
 	round_trip(&on_cpu1, 3, "ring on CPU 1");
 	T_STEP("where the rings are polled");
-	expect_sq_thread_cpu(&on_cpu0, 0, "ring on CPU 0");
-	expect_sq_thread_cpu(&on_cpu1, 1, "ring asked for CPU 1");
+	expect_polled_on(&on_cpu0, 0, "ring on CPU 0");
+	expect_polled_on(&on_cpu1, 1, "ring asked for CPU 1");
 	t0 = sq_thread_of(on_cpu0.ring_fd);
 	t1 = sq_thread_of(on_cpu1.ring_fd);
 	if (t0.pid == t1.pid) {
@@ -256,18 +255,16 @@ static void other_cpus_ring_reuses_member_fd(void)
 				"%d\n", t0.pid);
 		mismatches++;
 	}
-	expect_group_cpu(&on_cpu0, 0, "ring on CPU 0");
-	expect_group_cpu(&on_cpu1, 1, "ring asked for CPU 1");
 	no_mismatches();
 	io_uring_queue_exit(&on_cpu1);
 	io_uring_queue_exit(&on_cpu0);
 }
 
-static const struct dropin_case cases[] = {
+static const struct t_case cases[] = {
 	{ "plain_ring_reuses_member_fd", plain_ring_reuses_member_fd },
 	{ "dup2_plain_ring_over_member_fd", dup2_plain_ring_over_member_fd },
 	{ "other_cpus_ring_reuses_member_fd",
 	  other_cpus_ring_reuses_member_fd },
 };
 
-DROPIN_MAIN(cases)
+T_CASES_MAIN(cases)

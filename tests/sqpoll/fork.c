@@ -18,7 +18,9 @@
  *    one more churned ring, so the forks land all over the churn loop.
  */
 #include <rsuring.h>
-#include "sq_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -163,7 +165,7 @@ int main(void)
 {
 	int fds0;
 
-	data_fd = make_data_file();
+	data_fd = t_data_file();
 	fds0 = count_fds();
 	part1();
 	part2();

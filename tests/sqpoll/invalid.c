@@ -13,7 +13,9 @@
  * ring can still be created into the same struct.
  */
 #include <rsuring.h>
-#include "sq_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define FILL 0xa5
 
@@ -86,7 +88,7 @@ int main(void)
 			    IORING_SETUP_SQPOLL_PERCPU;
 	long nconf = sysconf(_SC_NPROCESSORS_CONF);
 	struct io_uring anchor;
-	int data_fd = make_data_file();
+	int data_fd = t_data_file();
 	int fds0 = count_fds();
 	int offline = find_offline_cpu();
 	char what[100];

@@ -15,7 +15,9 @@
  *  - a ring created after that starts a fresh group (members 1).
  */
 #include <rsuring.h>
-#include "sq_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define CPU 1
 
@@ -37,7 +39,7 @@ int main(void)
 	struct io_uring a, b, c, d, e, f, g;
 	int fds0, tid, ret;
 
-	data_fd = make_data_file();
+	data_fd = t_data_file();
 	fds0 = count_fds();
 
 	T_STEP("create A, B, C");

@@ -27,9 +27,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "sq_common.h"
-
-#include <dlfcn.h>
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define RINGS 4
 
@@ -49,13 +49,11 @@ int main(int argc, char **argv)
 {
 	struct io_uring_params p;
 	const char *mode = argc == 2 ? argv[1] : "";
-	int data_fd = make_data_file();
+	int data_fd = t_data_file();
 	int fds0 = count_fds();
-	Dl_info info;
 	int i, ret;
 
-	CHECK(dladdr((void *)io_uring_queue_init, &info) != 0 && info.dli_fname);
-	printf("impl=%s\n", info.dli_fname);
+	print_impl();
 
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQPOLL;

@@ -14,7 +14,9 @@
  *    the ATTACH_WQ the library added.
  */
 #include <rsuring.h>
-#include "sq_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 static struct io_uring rings[16];
 
@@ -51,7 +53,7 @@ int main(void)
 	struct rsuring_sqpoll_info info;
 	struct io_uring plain;
 	struct io_uring_params p;
-	int data_fd = make_data_file();
+	int data_fd = t_data_file();
 	int fds0 = count_fds();
 	int i, ret;
 

@@ -25,7 +25,7 @@
 #include <rsuring.h>
 #include <pthread.h>
 #include <sys/wait.h>
-#include "../test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #define BATCH 10
 

@@ -11,7 +11,7 @@
  */
 #define T_WATCHDOG_SECS 120
 #include <liburing.h>
-#include "../test_helpers.h"
+#include "../common/rsuring_test.h"
 
 #define RINGS 4
 

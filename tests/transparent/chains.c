@@ -23,7 +23,9 @@
  * least 1 after "long", and prints split_chains_a=<value>.
  */
 #include <rsuring.h>
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define ENTRIES 32
 

@@ -18,7 +18,9 @@
  * Under RSURING_SQPOLL=1 run it as an unprivileged user.
  */
 #include <rsuring.h>
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #include <sys/mman.h>
 
@@ -228,14 +230,10 @@ int main(int argc, char **argv)
 	int transparent = expect_transparent(argc, argv);
 	struct io_uring ring;
 	unsigned i;
-	int ret;
 
 	if (transparent)
 		check_unprivileged();
-	ret = io_uring_queue_init(ENTRIES, &ring, 0);
-	skip_if_no_io_uring(ret);
-	CHECK_MSG(ret == 0, "setup = %d (%s)", ret, strerror(-ret));
-	CHECK_RING_MODE(&ring, transparent);
+	CONTRACT_RING(&ring, ENTRIES, transparent);
 	CHECK_EQ(ring.sq.ring_entries, ENTRIES);
 	if (!(ring.features & IORING_FEAT_MIN_TIMEOUT))
 		T_SKIP("the kernel lacks IORING_FEAT_MIN_TIMEOUT");

@@ -22,7 +22,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define ENTRIES 64
 #define BAD_OPCODE 250
@@ -114,14 +116,10 @@ int main(int argc, char **argv)
 	int transparent = expect_transparent(argc, argv);
 	const char *scenario = argc > 2 ? argv[2] : "";
 	struct io_uring ring;
-	int ret;
 
 	if (transparent)
 		check_unprivileged();
-	ret = io_uring_queue_init(ENTRIES, &ring, 0);
-	skip_if_no_io_uring(ret);
-	CHECK_MSG(ret == 0, "setup = %d (%s)", ret, strerror(-ret));
-	CHECK_RING_MODE(&ring, transparent);
+	CONTRACT_RING(&ring, ENTRIES, transparent);
 	if (!strcmp(scenario, "batches")) {
 		batches(&ring);
 	} else if (!strcmp(scenario, "midfail")) {

@@ -8,7 +8,7 @@
  *   cred <plain|transparent> <scenario>
  *
  * scenarios (the expected ring mode is argv[1]); "rings" is use_rings() of
- * tp_common.h (3 rings, mode checked, each reads the data file correctly;
+ * rsuring_test.h (3 rings, mode checked, each reads the data file correctly;
  * the rings program runs the same as the process is):
  *   keepcaps          root keeps its permitted capabilities over
  *                     setresuid(65534) (PR_SET_KEEPCAPS), then rings
@@ -26,7 +26,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #include <sys/wait.h>
 

@@ -18,7 +18,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define IDLE_SLEEP_MS 100
 #define HANG_SECS 5

@@ -29,7 +29,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #include <sys/wait.h>
 
@@ -83,7 +85,7 @@ static void child_submits(struct io_uring *ring, int transparent)
 		CHECK_EQ(cqe->user_data, 0xc1);
 		CHECK_EQ(cqe->res, BUF_LEN);
 		io_uring_cqe_seen(ring, cqe);
-		check_data(buf, BUF_LEN, 0, "child read");
+		t_check_data(buf, BUF_LEN, 0, "child read");
 		return;
 	}
 	CHECK_MSG(ret == -EOWNERDEAD, "child: io_uring_submit on the inherited ring = %d (%s), "
@@ -155,7 +157,7 @@ static void parent_alive(int transparent)
 	CHECK_EQ(cqe->user_data, 0xa1);
 	CHECK_EQ(cqe->res, BUF_LEN);
 	io_uring_cqe_seen(&ring, cqe);
-	check_data(buf, BUF_LEN, 0, "parent read");
+	t_check_data(buf, BUF_LEN, 0, "parent read");
 	io_uring_queue_exit(&ring);
 }
 
@@ -229,7 +231,7 @@ int main(int argc, char **argv)
 
 	if (transparent)
 		check_unprivileged();
-	data_fd = make_data_file();
+	data_fd = t_data_file();
 	if (!strcmp(scenario, "parent-alive")) {
 		parent_alive(transparent);
 	} else if (!strcmp(scenario, "parent-exited")) {

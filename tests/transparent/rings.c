@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Three plain-setup rings as the process is, each checked for the expected
- * mode and used for reads with data checked (use_rings of tp_common.h).
+ * mode and used for reads with data checked (use_rings of rsuring_test.h).
  * The driver runs it as root, as nobody (setpriv), as a setuid binary
  * (AT_SECURE), under taskset -c 0, with or without RSURING_SQPOLL=1, and
  * counts the library's notes on stderr.
@@ -13,7 +13,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #include <sched.h>
 

@@ -22,7 +22,9 @@
  * `enters` with the io_uring_enter calls strace counted.
  */
 #include <rsuring.h>
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 #include <sched.h>
 
 int main(int argc, char **argv)

@@ -13,7 +13,9 @@
 #ifndef SQ_DEBIAN
 #include <rsuring.h>
 #endif
-#include "tp_common.h"
+/* SQ threads start and stop asynchronously: a longer hang allowance. */
+#define T_WATCHDOG_SECS 25
+#include "../common/rsuring_test.h"
 
 #define READS 20
 #define GAP_MS 50
@@ -21,33 +23,30 @@
 int main(int argc, char **argv)
 {
 	int transparent = expect_transparent(argc, argv);
-	unsigned char buf[SQ_CHUNK];
+	unsigned char buf[T_CHUNK];
 	struct io_uring ring;
 	int data_fd, i, ret;
 
 	if (transparent)
 		check_unprivileged();
-	data_fd = make_data_file();
-	ret = io_uring_queue_init(8, &ring, 0);
-	skip_if_no_io_uring(ret);
-	CHECK_MSG(ret == 0, "setup = %d (%s)", ret, strerror(-ret));
-	CHECK_RING_MODE(&ring, transparent);
+	data_fd = t_data_file();
+	CONTRACT_RING(&ring, 8, transparent);
 	for (i = 0; i < READS; i++) {
 		struct io_uring_cqe *cqe;
-		size_t off = (size_t)i * SQ_CHUNK;
+		size_t off = (size_t)i * T_CHUNK;
 
 		T_STEP("read %d", i);
 		t_msleep(GAP_MS);
 		memset(buf, 0, sizeof(buf));
-		queue_read(&ring, data_fd, buf, SQ_CHUNK, off, (unsigned long long)i);
+		queue_read(&ring, data_fd, buf, T_CHUNK, off, (unsigned long long)i);
 		ret = io_uring_submit(&ring);
 		CHECK_MSG(ret == 1, "read %d: io_uring_submit = %d (%s)", i, ret,
 			  ret < 0 ? strerror(-ret) : "");
 		cqe = wait_one(&ring);
 		CHECK_EQ(cqe->user_data, i);
-		CHECK_EQ(cqe->res, SQ_CHUNK);
+		CHECK_EQ(cqe->res, T_CHUNK);
 		io_uring_cqe_seen(&ring, cqe);
-		check_data(buf, SQ_CHUNK, off, "spaced read");
+		t_check_data(buf, T_CHUNK, off, "spaced read");
 	}
 	io_uring_queue_exit(&ring);
 	close(data_fd);
