@@ -440,7 +440,7 @@ fn valgrind() {
         if !r.ok() && !r.skipped() && reports.is_empty() {
             // No memory error, yet the program failed: its own timing
             // assertions under valgrind's slowdown. Memory is what this
-            // test checks (c_tests checks behaviour): one more try.
+            // test checks (tests/c_tests.rs checks behaviour): one more try.
             println!("valgrind {name}: failed without a memcheck error, retrying once");
             r = valgrind.run();
             reports = valgrind_reports(&r.stderr);

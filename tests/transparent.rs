@@ -569,15 +569,7 @@ fn at_most_one_wakeup_enter_per_submit() {
     }
     r.assert_silent("transparent, spaced reads");
     let submits: usize = r.field("submits").parse().unwrap();
-    // Resumed halves of interrupted calls carry no arguments: count calls.
-    let enters: Vec<&str> = trace
-        .lines()
-        .filter(|l| l.contains("io_uring_enter("))
-        .collect();
-    let wakeups = enters
-        .iter()
-        .filter(|l| l.contains("IORING_ENTER_SQ_WAKEUP"))
-        .count();
+    let (enters, wakeups) = enter_calls(&trace);
     eprintln!(
         "{} io_uring_enter calls, {wakeups} with SQ_WAKEUP, for {submits} submits",
         enters.len()
@@ -733,10 +725,10 @@ fn plain_programs_without_rsuring_sqpoll_print_nothing() {
 // ---------------------------------------------------------------------------
 // 8. Statistics that tell the truth (issue 21)
 
-/// The io_uring_enter calls in an strace -f output, and those of them that
+/// The io_uring_enter calls in an strace -f output, and how many of them
 /// woke an SQ thread (resumed halves of interrupted calls carry no name
 /// with "(" and are not counted twice).
-fn enter_calls(trace: &str) -> (u64, u64) {
+fn enter_calls(trace: &str) -> (Vec<&str>, usize) {
     let calls: Vec<&str> = trace
         .lines()
         .filter(|l| l.contains("io_uring_enter("))
@@ -745,7 +737,7 @@ fn enter_calls(trace: &str) -> (u64, u64) {
         .iter()
         .filter(|l| l.contains("IORING_ENTER_SQ_WAKEUP"))
         .count();
-    (calls.len() as u64, wakeups as u64)
+    (calls, wakeups)
 }
 
 /// Runs `syscalls` under strace and returns the run and the calls counted,
@@ -758,6 +750,7 @@ fn counted(what: &str, l: Launch) -> Option<(Run, u64, u64)> {
         return None;
     }
     let (calls, wakeups) = enter_calls(&trace);
+    let (calls, wakeups) = (calls.len() as u64, wakeups as u64);
     eprintln!(
         "{what}: strace {calls} io_uring_enter ({wakeups} wake-ups); {}",
         r.field("line")
