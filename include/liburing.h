@@ -150,7 +150,7 @@ extern "C" {
 
 /* ========================================================================
  * Ring structures.  Layout is ABI, identical to liburing 2.x's
- * (c_tests/layout checks it); src/ring.rs is the Rust view of the same
+ * (tests/layout.rs checks it); src/ring.rs is the Rust view of the same
  * memory, and says which padding rsuring uses for its own state.
  * ======================================================================== */
 

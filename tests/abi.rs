@@ -2,13 +2,15 @@
 //! version nodes (plus rsuring's own node, and liburing-ffi's non-default
 //! `LIBURING_2.4` restatements), no Rust symbol leaking, and an unmodified
 //! binary built against Debian's liburing running on rsuring through
-//! LD_PRELOAD and through LD_LIBRARY_PATH.
+//! LD_PRELOAD and through LD_LIBRARY_PATH; the library's thread-local
+//! state reached through TLS descriptors however it was loaded.
 
 mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 /// (version node, symbol) pairs that liburing.map declares.
 fn declared() -> BTreeSet<(String, String)> {
@@ -158,7 +160,7 @@ fn debian_built_binary_runs_on_rsuring() {
         return;
     }
     let area = common::area();
-    let bin = common::CProgram::new("which_lib", "c_tests/abi/which_lib.c")
+    let bin = common::CProgram::new("which_lib", "tests/abi/which_lib.c")
         .debian()
         .lib("-ldl")
         .build();
@@ -185,4 +187,38 @@ fn debian_built_binary_runs_on_rsuring() {
         &run(common::launch(&bin, &[]).var("LD_LIBRARY_PATH", &dir)),
         "LD_LIBRARY_PATH",
     );
+}
+
+/// `tests/abi/tls_auto_slot.c`: the automatic ring fd registration's
+/// thread-local lookup (TLS descriptors, .cargo/config.toml) with the
+/// library loaded by `dlopen()` (`preload` false) or by `LD_PRELOAD`.
+fn run_auto_slot(preload: bool) {
+    let mode = if preload { "preload" } else { "dlopen" };
+    let what = format!("tls_auto_slot {mode}");
+    let bin = common::CProgram::new("tls_auto_slot", "tests/abi/tls_auto_slot.c")
+        .link(common::Link::Dlopen)
+        .build();
+    let lib = common::area().lib.display().to_string();
+    let mut run = common::launch(&bin, &[&lib, mode]).timeout(Duration::from_secs(30));
+    if preload {
+        run = run.preload();
+    }
+    let run = run.run();
+    if run.ok() {
+        println!("{what} ... ok ({:.2}s)", run.elapsed.as_secs_f64());
+    } else if run.skipped() {
+        common::skip(&what, run.last_stderr_line());
+    } else {
+        panic!("{what} failed: {}", run.describe());
+    }
+}
+
+#[test]
+fn tls_auto_slot_dlopen() {
+    run_auto_slot(false);
+}
+
+#[test]
+fn tls_auto_slot_preload() {
+    run_auto_slot(true);
 }

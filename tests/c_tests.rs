@@ -1,4 +1,4 @@
-//! Drives the C scenario tests in `c_tests/*.c` against OUR library.
+//! Drives the C scenario tests in `tests/c_tests/*.c` against OUR library.
 //!
 //! Each program is compiled against `include/liburing.h` and linked to
 //! `<target-dir>/<profile>/librsuring.so` through an RPATH directory whose
@@ -20,8 +20,6 @@
 //! The caller's `RSURING_*` variables are passed through, so e.g.
 //! `RSURING_SQPOLL_PERCPU=1 cargo test --test c_tests` runs the programs
 //! under that mode (scripts/test.sh does).
-//!
-//! Programs in subdirectories of `c_tests/` are driven by other tests.
 
 mod common;
 
@@ -29,7 +27,7 @@ use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{launch, CProgram, Header, Link};
+use common::{launch, CProgram, Header};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -44,7 +42,7 @@ fn run_c_test(test: &str, header: Header) {
     {
         return;
     }
-    let bin = CProgram::new(&name, format!("c_tests/{test}.c"))
+    let bin = CProgram::new(&name, format!("tests/c_tests/{test}.c"))
         .header(header)
         .build();
     let run = launch(&bin, &[])
@@ -75,7 +73,7 @@ macro_rules! first_of {
     };
 }
 
-/// The one list of C scenario tests: `name` runs `c_tests/name.c` built
+/// The one list of C scenario tests: `name` runs `tests/c_tests/name.c` built
 /// against our header; `name + system_header` also against Debian's
 /// (`system_header::name`), for the programs that use no API newer than
 /// liburing 2.3.
@@ -137,48 +135,13 @@ c_tests! {
     wait_timeout + system_header,
 }
 
-/// `c_tests/tls/auto_slot.c`: the automatic ring fd registration's
-/// thread-local lookup (TLS descriptors, .cargo/config.toml) with the
-/// library loaded by `dlopen()` (`preload` false) or by `LD_PRELOAD`.
-fn run_auto_slot(preload: bool) {
-    let mode = if preload { "preload" } else { "dlopen" };
-    let what = format!("c_test tls/auto_slot {mode}");
-    let bin = CProgram::new("tls_auto_slot", "c_tests/tls/auto_slot.c")
-        .link(Link::Dlopen)
-        .build();
-    let lib = common::area().lib.display().to_string();
-    let mut run = launch(&bin, &[&lib, mode]).timeout(TIMEOUT);
-    if preload {
-        run = run.preload();
-    }
-    let run = run.run();
-    if run.ok() {
-        println!("{what} ... ok ({:.2}s)", run.elapsed.as_secs_f64());
-    } else if run.skipped() {
-        common::skip(&what, run.last_stderr_line());
-    } else {
-        panic!("{what} failed: {}", run.describe());
-    }
-}
-
-#[test]
-fn tls_auto_slot_dlopen() {
-    run_auto_slot(false);
-}
-
-#[test]
-fn tls_auto_slot_preload() {
-    run_auto_slot(true);
-}
-
-/// Every `c_tests/*.c` is in the list above, so none is silently left out
-/// (files in subdirectories of c_tests/ are not ours), and every entry has
-/// its program.
+/// Every `tests/c_tests/*.c` is in the list above, so none is silently
+/// left out, and every entry has its program.
 #[test]
 fn all_c_files_are_listed() {
-    let dir = common::repo().join("c_tests");
+    let dir = common::repo().join("tests/c_tests");
     let mut missing = Vec::new();
-    for entry in fs::read_dir(&dir).expect("read c_tests/") {
+    for entry in fs::read_dir(&dir).expect("read tests/c_tests/") {
         let path = entry.expect("dir entry").path();
         if !path.is_file() || path.extension().and_then(|e| e.to_str()) != Some("c") {
             continue;
@@ -190,12 +153,12 @@ fn all_c_files_are_listed() {
     }
     assert!(
         missing.is_empty(),
-        "c_tests/*.c not listed in tests/c_tests.rs: {missing:?}"
+        "tests/c_tests/*.c not listed in tests/c_tests.rs: {missing:?}"
     );
     for name in C_TESTS {
         assert!(
             dir.join(format!("{name}.c")).is_file(),
-            "tests/c_tests.rs lists {name} but c_tests/{name}.c does not exist"
+            "tests/c_tests.rs lists {name} but tests/c_tests/{name}.c does not exist"
         );
     }
     assert!(

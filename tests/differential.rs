@@ -15,8 +15,6 @@
 //! Needs `cargo build --release` first (the README's test command does it).
 
 mod common;
-#[path = "differential/two_libs.rs"]
-mod two_libs;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,8 +22,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use common::two_libs::{self, Header, Lib};
 use common::Run;
-use two_libs::{Header, Lib};
 
 /// Every section has a 20 s watchdog; the whole program takes a few
 /// seconds.

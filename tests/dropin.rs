@@ -1,5 +1,5 @@
 //! Drop-in tests: the hostile scenarios of issue 10, each a C program in
-//! `c_tests/dropin/` that encodes what liburing does.
+//! `tests/dropin/` that encodes what liburing does.
 //!
 //! Each program is compiled against Debian's liburing 2.3 header and linked
 //! with Debian's `-luring`; the same binary then runs on Debian's
@@ -17,21 +17,19 @@
 //! Needs `cargo build --release` first (the README's test command does it).
 
 mod common;
-#[path = "differential/two_libs.rs"]
-mod two_libs;
 
 use std::fs;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use common::two_libs::{self, Header, Lib};
 use common::{Run, EXIT_SKIP};
-use two_libs::{Header, Lib};
 
 const TIMEOUT: Duration = Duration::from_secs(90);
 
 fn source(name: &str) -> PathBuf {
     common::repo()
-        .join("c_tests/dropin")
+        .join("tests/dropin")
         .join(format!("{name}.c"))
 }
 
@@ -129,7 +127,7 @@ fn internal_rings() {
     );
 }
 
-/// Every program in c_tests/dropin/ has a test above.
+/// Every program in tests/dropin/ has a test above.
 #[test]
 fn all_dropin_programs_are_listed() {
     const LISTED: &[&str] = &[
@@ -139,8 +137,8 @@ fn all_dropin_programs_are_listed() {
         "sqpoll_fd_reuse",
         "internal_rings",
     ];
-    let dir = common::repo().join("c_tests/dropin");
-    for entry in fs::read_dir(&dir).expect("read c_tests/dropin") {
+    let dir = common::repo().join("tests/dropin");
+    for entry in fs::read_dir(&dir).expect("read tests/dropin") {
         let path = entry.expect("dir entry").path();
         if path.extension().and_then(|e| e.to_str()) != Some("c") {
             continue;
@@ -148,7 +146,7 @@ fn all_dropin_programs_are_listed() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         assert!(
             LISTED.contains(&stem.as_str()),
-            "c_tests/dropin/{stem}.c has no test in tests/dropin.rs"
+            "tests/dropin/{stem}.c has no test in tests/dropin.rs"
         );
     }
 }

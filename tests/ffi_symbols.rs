@@ -468,14 +468,10 @@ fn restated_functions_work_through_their_liburing_ffi_version() {
 
         assert!(mlock_size(8, 0) >= 0);
 
-        let mut ring = Box::new(Ring([0; 256]));
-        let ring: *mut Ring = &mut *ring;
-        let ret = queue_init(8, ring, 0);
-        if ret == -libc::ENOSYS || ret == -libc::EPERM {
-            println!("skipped the live part: io_uring unavailable ({ret})");
+        let Some(mut ring) = live_ring(queue_init, &format!("io_uring_queue_init@{V}")) else {
             return;
-        }
-        assert_eq!(ret, 0, "io_uring_queue_init@{V}");
+        };
+        let ring: *mut Ring = &mut *ring;
 
         let sqe = get_sqe(ring);
         assert!(!sqe.is_null(), "io_uring_get_sqe@{V}");
@@ -520,6 +516,22 @@ type Sqe = c_void;
 type Probe = c_void;
 const IORING_OP_NOP: c_int = 0;
 
+/// An 8-entry ring set up through `queue_init` (`what` names it), or None
+/// when io_uring is unavailable here (reported).
+fn live_ring(
+    queue_init: extern "C" fn(c_uint, *mut Ring, c_uint) -> c_int,
+    what: &str,
+) -> Option<Box<Ring>> {
+    let mut ring = Box::new(Ring([0; 256]));
+    let ret = queue_init(8, &mut *ring, 0);
+    if ret == -libc::ENOSYS || ret == -libc::EPERM {
+        println!("skipped the live part: io_uring unavailable ({ret})");
+        return None;
+    }
+    assert_eq!(ret, 0, "{what}");
+    Some(ring)
+}
+
 #[test]
 fn inline_helpers_work_through_their_symbols() {
     let lib = Library::open(&common::library());
@@ -553,14 +565,10 @@ fn inline_helpers_work_through_their_symbols() {
 
         assert_eq!(buf_ring_mask(64), 63);
 
-        let mut ring = Box::new(Ring([0; 256]));
-        let ring: *mut Ring = &mut *ring;
-        let ret = queue_init(8, ring, 0);
-        if ret == -libc::ENOSYS || ret == -libc::EPERM {
-            println!("skipped the live part: io_uring unavailable ({ret})");
+        let Some(mut ring) = live_ring(queue_init, "io_uring_queue_init") else {
             return;
-        }
-        assert_eq!(ret, 0, "io_uring_queue_init");
+        };
+        let ring: *mut Ring = &mut *ring;
 
         // One NOP: get_sqe (Rust), prep and data (C helpers), submit, wait, seen.
         let sqe = get_sqe(ring);

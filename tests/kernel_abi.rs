@@ -311,6 +311,14 @@ fn rust_table(items: &[Item], c_output: &str) -> String {
         String,
         String,
     ) = Default::default();
+    // (type, size in C, size in Rust, alignment in C, alignment in Rust)
+    let layout_row = |name: &str| {
+        let v = fact("layout", name);
+        format!(
+            "({name:?}, {}, size_of::<{name}>(), {}, align_of::<{name}>())",
+            v[0], v[1]
+        )
+    };
     let push = |s: &mut String, row: String| {
         s.push_str("    ");
         s.push_str(&row);
@@ -333,34 +341,20 @@ fn rust_table(items: &[Item], c_output: &str) -> String {
                 }
             }
             Item::Alias { name } | Item::Opaque { name } => {
-                let v = fact("layout", name);
                 let table = if matches!(item, Item::Opaque { .. }) {
                     &mut opaque
                 } else {
                     &mut layouts
                 };
-                push(
-                    table,
-                    format!(
-                        "({name:?}, {}, size_of::<{name}>(), {}, align_of::<{name}>())",
-                        v[0], v[1]
-                    ),
-                );
+                push(table, layout_row(name));
             }
             Item::Struct { name, fields: fs } => {
-                let v = fact("layout", name);
                 let table = if VIEWS.iter().any(|(n, _)| n == name) {
                     &mut views
                 } else {
                     &mut layouts
                 };
-                push(
-                    table,
-                    format!(
-                        "({name:?}, {}, size_of::<{name}>(), {}, align_of::<{name}>())",
-                        v[0], v[1]
-                    ),
-                );
+                push(table, layout_row(name));
                 for (field, ty) in fs {
                     let v = fact("field", &format!("{name}.{field}"));
                     let (first, last) = c_members(name, field);

@@ -232,9 +232,9 @@ const APP_NO_SQARRAY: &[(&str, usize)] = &[("setup_restrict", 1)];
 
 #[test]
 fn c_tests_under_older_kernels() {
-    let dir = common::repo().join("c_tests");
+    let dir = common::repo().join("tests/c_tests");
     let mut tests: Vec<String> = fs::read_dir(&dir)
-        .expect("c_tests/")
+        .expect("tests/c_tests/")
         .filter_map(|e| {
             let path = e.ok()?.path();
             (path.extension()? == "c").then(|| path.file_stem()?.to_str().map(str::to_string))?
@@ -244,7 +244,7 @@ fn c_tests_under_older_kernels() {
     let mut failures = Vec::new();
     for kernel in kernels() {
         for test in &tests {
-            let bin = CProgram::new(test, format!("c_tests/{test}.c")).build();
+            let bin = CProgram::new(test, format!("tests/c_tests/{test}.c")).build();
             let log = log_file(&format!("{test}.log"));
             let expected = EXPECTED_SKIPS
                 .iter()

@@ -178,10 +178,10 @@ fn bad_input() {
 
 // ---- 2. sanitizers -----------------------------------------------------------
 
-/// The C scenario tests (c_tests/*.c), as tests/c_tests.rs runs them.
+/// The C scenario tests (tests/c_tests/*.c), as tests/c_tests.rs runs them.
 fn c_test_sources() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(common::repo().join("c_tests"))
-        .expect("read c_tests/")
+    let mut v: Vec<PathBuf> = fs::read_dir(common::repo().join("tests/c_tests"))
+        .expect("read tests/c_tests/")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c"))
         .collect();
@@ -235,7 +235,7 @@ fn lsan_leaks(stderr: &str) -> Vec<Report> {
         .collect()
 }
 
-/// ASan + UBSan: every c_tests program built with
+/// ASan + UBSan: every tests/c_tests program built with
 /// -fsanitize=address,undefined and linked to our (uninstrumented) library;
 /// ASan's interceptors still see every malloc/free the library makes, and
 /// LeakSanitizer reports leaks with the library's frames symbolized. Leaks
@@ -341,7 +341,7 @@ const SANITIZERS: &[&str] = &[
     "-fno-omit-frame-pointer",
 ];
 
-/// c_tests programs not run under valgrind, and why.
+/// tests/c_tests programs not run under valgrind, and why.
 const VALGRIND_SKIP: &[(&str, &str)] = &[(
     "wait_timeout",
     "asserts that completions land inside millisecond wait windows; \
@@ -397,7 +397,7 @@ const VALGRIND_ERROR_STARTS: &[&str] = &[
     "Jump to the invalid address",
 ];
 
-/// valgrind memcheck over the c_tests programs (all but VALGRIND_SKIP),
+/// valgrind memcheck over the tests/c_tests programs (all but VALGRIND_SKIP),
 /// linked to our library: no invalid access or uninitialised use anywhere,
 /// and no definite/indirect leak with a frame in rsuring. The suppressions
 /// in tests/reliability/valgrind.supp cover one thing only: memcheck cannot
@@ -440,7 +440,7 @@ fn valgrind() {
         if !r.ok() && !r.skipped() && reports.is_empty() {
             // No memory error, yet the program failed: its own timing
             // assertions under valgrind's slowdown. Memory is what this
-            // test checks (c_tests checks behaviour): one more try.
+            // test checks (tests/c_tests.rs checks behaviour): one more try.
             println!("valgrind {name}: failed without a memcheck error, retrying once");
             r = valgrind.run();
             reports = valgrind_reports(&r.stderr);

@@ -1,7 +1,7 @@
 //! The RSURING_SQPOLL=1 contract (issue 11): rings created without SQPOLL
 //! get a shared SQ poll thread only where plain-ring semantics are kept;
 //! every refusal is automatic and noted once on stderr. Drives the C
-//! programs in `c_tests/transparent/` as real processes: as root, as
+//! programs in `tests/transparent/` as real processes: as root, as
 //! nobody (`setpriv`), as a setuid binary, under `taskset -c 0` and under
 //! `strace`, with and without the variable, and against Debian's liburing.
 //!
@@ -50,7 +50,7 @@ fn require_root() {
     });
 }
 
-/// Compiles `c_tests/transparent/<name>.c` against our header and library
+/// Compiles `tests/transparent/<name>.c` against our header and library
 /// (once per test process) with the extra `-D` definitions.
 fn build(name: &str, defines: &[&str]) -> PathBuf {
     require_root();
@@ -59,7 +59,7 @@ fn build(name: &str, defines: &[&str]) -> PathBuf {
         stem.push('-');
         stem.push_str(&d.replace(['=', '/'], "_"));
     }
-    let program = CProgram::new(&stem, format!("c_tests/transparent/{name}.c"));
+    let program = CProgram::new(&stem, format!("tests/transparent/{name}.c"));
     defines.iter().fold(program, |p, d| p.define(d)).build()
 }
 
@@ -72,7 +72,7 @@ fn debian(name: &str) -> PathBuf {
     require_root();
     CProgram::new(
         &format!("{name}-debian"),
-        format!("c_tests/transparent/{name}.c"),
+        format!("tests/transparent/{name}.c"),
     )
     .debian()
     .define("SQ_DEBIAN")
@@ -573,15 +573,7 @@ fn at_most_one_wakeup_enter_per_submit() {
     }
     r.assert_silent("transparent, spaced reads");
     let submits: usize = r.field("submits").parse().unwrap();
-    // Resumed halves of interrupted calls carry no arguments: count calls.
-    let enters: Vec<&str> = trace
-        .lines()
-        .filter(|l| l.contains("io_uring_enter("))
-        .collect();
-    let wakeups = enters
-        .iter()
-        .filter(|l| l.contains("IORING_ENTER_SQ_WAKEUP"))
-        .count();
+    let (enters, wakeups) = enter_calls(&trace);
     eprintln!(
         "{} io_uring_enter calls, {wakeups} with SQ_WAKEUP, for {submits} submits",
         enters.len()
@@ -737,10 +729,10 @@ fn plain_programs_without_rsuring_sqpoll_print_nothing() {
 // ---------------------------------------------------------------------------
 // 8. Statistics that tell the truth (issue 21)
 
-/// The io_uring_enter calls in an strace -f output, and those of them that
+/// The io_uring_enter calls in an strace -f output, and how many of them
 /// woke an SQ thread (resumed halves of interrupted calls carry no name
 /// with "(" and are not counted twice).
-fn enter_calls(trace: &str) -> (u64, u64) {
+fn enter_calls(trace: &str) -> (Vec<&str>, usize) {
     let calls: Vec<&str> = trace
         .lines()
         .filter(|l| l.contains("io_uring_enter("))
@@ -749,7 +741,7 @@ fn enter_calls(trace: &str) -> (u64, u64) {
         .iter()
         .filter(|l| l.contains("IORING_ENTER_SQ_WAKEUP"))
         .count();
-    (calls.len() as u64, wakeups as u64)
+    (calls, wakeups)
 }
 
 /// Runs `syscalls` under strace and returns the run and the calls counted,
@@ -762,6 +754,7 @@ fn counted(what: &str, l: Launch) -> Option<(Run, u64, u64)> {
         return None;
     }
     let (calls, wakeups) = enter_calls(&trace);
+    let (calls, wakeups) = (calls.len() as u64, wakeups as u64);
     eprintln!(
         "{what}: strace {calls} io_uring_enter ({wakeups} wake-ups); {}",
         r.field("line")
@@ -1097,7 +1090,7 @@ impl Drop for BusyCpu {
     }
 }
 
-/// What a held run of `c_tests/transparent/stepaside.c` gave: its stdout,
+/// What a held run of `tests/transparent/stepaside.c` gave: its stdout,
 /// `rsuring-stat --once PID` while it held its rings, and its stderr.
 struct Held {
     stdout: String,

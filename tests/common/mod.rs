@@ -15,13 +15,19 @@
 //!   line);
 //! - [`strict`]: [`skip`] — a failure under `RSURING_STRICT=1` (CI),
 //!   otherwise a reported skip — and the checks for tools and files that
-//!   use it.
+//!   use it;
+//! - [`two_libs`]: one program built against Debian's liburing header and
+//!   run on Debian's `liburing.so.2` and on rsuring (the drop-in and
+//!   differential drivers).
 //!
+//! One layout: the driver `tests/foo.rs` keeps its C programs in
+//! `tests/foo/`, and they include the one C helper header,
+//! `tests/common/rsuring_test.h` (`#include "../common/rsuring_test.h"`).
 //! `tests/harness.rs` checks the harness itself. A new test driver
 //! `tests/foo.rs` adopts it with `mod common;` and, e.g.:
 //!
 //! ```ignore
-//! let bin = common::CProgram::new("prog", "c_tests/foo/prog.c").build();
+//! let bin = common::CProgram::new("prog", "tests/foo/prog.c").build();
 //! let run = common::launch(&bin, &["arg"]).var("RSURING_STATS", "1").run();
 //! if !run.expect_pass() { return; } // exit 77: a skip, a failure under strict mode
 //! assert_eq!(run.field("rings"), "2", "{}", run.describe());
@@ -33,6 +39,7 @@ pub mod cbuild;
 pub mod launch;
 pub mod paths;
 pub mod strict;
+pub mod two_libs;
 
 pub use cbuild::{argv_line, c_compiler, CProgram, Header, Link};
 pub use launch::{launch, tail, Launch, Run, EXIT_SKIP, NOBODY};

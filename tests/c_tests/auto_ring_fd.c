@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rsuring registers the fd of IORING_SETUP_SINGLE_ISSUER rings by itself.
+ * That must be invisible: the liburing calls that manage ring fd
+ * registration keep liburing's answers, other threads and fork()ed
+ * children get the kernel's own answers (never another ring's), and the
+ * application still finds room to register rings of its own.
+ */
+#include "../common/rsuring_test.h"
+
+#include <pthread.h>
+#include <sys/wait.h>
+
+/* Submits the SQE a refused submitter left in the SQ and reaps it. */
+static void flush_refused(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+
+	CHECK_EQ(io_uring_submit(ring), 1);
+	CHECK_OK(io_uring_wait_cqe(ring, &cqe));
+	CHECK_EQ(cqe->user_data, 0xbad);
+	io_uring_cqe_seen(ring, cqe);
+}
+
+/* Queues one NOP and submits it; returns io_uring_submit's result. */
+static int try_submit(struct io_uring *ring)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_nop(sqe);
+	io_uring_sqe_set_data64(sqe, 0xbad);
+	return io_uring_submit(ring);
+}
+
+struct other_thread {
+	struct io_uring *creators_ring;
+	int submit_ret;
+	unsigned own_ring_cqes;
+};
+
+/*
+ * Another thread with a registered ring of its own (so a registered index
+ * from the creator's table would name *this* ring here): submitting to the
+ * creator's single-issuer ring must fail as the kernel says (-EEXIST) and
+ * must not land on the thread's own ring.
+ */
+static void *other_thread_main(void *arg)
+{
+	struct other_thread *t = arg;
+	struct io_uring own;
+
+	CHECK_OK(io_uring_queue_init(8, &own, 0));
+	CHECK_EQ(io_uring_register_ring_fd(&own), 1);
+	t->submit_ret = try_submit(t->creators_ring);
+	t->own_ring_cqes = io_uring_cq_ready(&own);
+	io_uring_queue_exit(&own);
+	return NULL;
+}
+
+int main(void)
+{
+	struct io_uring ring, many[12], apps[8];
+	struct other_thread t = { 0 };
+	pthread_t thread;
+	int ret, status;
+	pid_t pid;
+
+	T_STEP("single-issuer ring works");
+	ret = io_uring_queue_init(8, &ring, IORING_SETUP_SINGLE_ISSUER);
+	if (ret == -EINVAL)
+		T_SKIP("IORING_SETUP_SINGLE_ISSUER not supported");
+	CHECK_OK(ret);
+	t_nop_round_trip(&ring, 1, 1);
+
+	T_STEP("the application never registered: unregister/close say so");
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
+	/* Before Linux 6.3 (no REG_REG_RING) liburing answers -EOPNOTSUPP. */
+	CHECK_EQ(io_uring_close_ring_fd(&ring),
+		 ring.features & IORING_FEAT_REG_REG_RING ? -EINVAL : -EOPNOTSUPP);
+	CHECK(ring.ring_fd >= 0);
+	t_nop_round_trip(&ring, 1, 2);
+
+	T_STEP("another thread gets the kernel's -EEXIST, not another ring");
+	t.creators_ring = &ring;
+	CHECK_EQ(pthread_create(&thread, NULL, other_thread_main, &t), 0);
+	CHECK_EQ(pthread_join(thread, NULL), 0);
+	CHECK_EQ(t.submit_ret, -EEXIST);
+	CHECK_EQ(t.own_ring_cqes, 0);
+	/* The kernel left the refused SQE queued; the owner submits it. */
+	flush_refused(&ring);
+	t_nop_round_trip(&ring, 1, 3);
+
+	T_STEP("a fork()ed child gets the kernel's -EEXIST");
+	pid = fork();
+	CHECK_SYS(pid);
+	if (pid == 0)
+		_exit(try_submit(&ring) == -EEXIST ? 0 : 1);
+	CHECK_SYS(waitpid(pid, &status, 0));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t_nop_round_trip(&ring, 1, 4);	/* the child's SQE was queued in its copy */
+
+	T_STEP("register/unregister keep liburing's answers");
+	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
+	CHECK_EQ(io_uring_register_ring_fd(&ring), -EEXIST);
+	t_nop_round_trip(&ring, 1, 5);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), 1);
+	t_nop_round_trip(&ring, 1, 6);
+	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
+	if (ring.features & IORING_FEAT_REG_REG_RING) {
+		CHECK_EQ(io_uring_close_ring_fd(&ring), 1);
+		CHECK_EQ(ring.ring_fd, -1);
+	} else {
+		CHECK_EQ(io_uring_close_ring_fd(&ring), -EOPNOTSUPP);
+	}
+	t_nop_round_trip(&ring, 1, 7);
+	io_uring_queue_exit(&ring);
+
+	T_STEP("many single-issuer rings, and room for the application's own");
+	for (int i = 0; i < 12; i++) {
+		CHECK_OK(io_uring_queue_init(4, &many[i], IORING_SETUP_SINGLE_ISSUER));
+		t_nop_round_trip(&many[i], 1, 100 + i);
+	}
+	for (int i = 0; i < 8; i++) {
+		CHECK_OK(io_uring_queue_init(4, &apps[i], 0));
+		CHECK_EQ(io_uring_register_ring_fd(&apps[i]), 1);
+		t_nop_round_trip(&apps[i], 1, 200 + i);
+	}
+	for (int i = 0; i < 12; i++) {
+		t_nop_round_trip(&many[i], 1, 300 + i);
+		io_uring_queue_exit(&many[i]);
+	}
+	for (int i = 0; i < 8; i++)
+		io_uring_queue_exit(&apps[i]);
+
+	T_STEP("DEFER_TASKRUN ring waits through the registration");
+	ret = io_uring_queue_init(8, &ring, IORING_SETUP_SINGLE_ISSUER |
+						IORING_SETUP_DEFER_TASKRUN);
+	if (ret == -EINVAL)
+		T_SKIP("IORING_SETUP_DEFER_TASKRUN not supported");
+	CHECK_OK(ret);
+	for (int i = 0; i < 16; i++)
+		t_nop_round_trip(&ring, 1, 400 + i);
+	io_uring_queue_exit(&ring);
+	return T_EXIT_PASS;
+}
