@@ -4,6 +4,7 @@ use core::ffi::{c_char, c_int, c_uint};
 
 use core::mem::MaybeUninit;
 
+use super::queue::with_hot_ring;
 use super::{cqe_array, with_ring, with_ring_memory};
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
@@ -70,7 +71,7 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
     let out = unsafe { cqe_array(cqes, max) };
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.wait_batch_cqe(out, min, ts)) }
+    unsafe { with_hot_ring(ring, move |r| r.wait_batch_cqe(out, min, ts)) }
 }
 
 /// Turns per-ring statistics on (they are on for every ring under
