@@ -127,7 +127,6 @@ c_tests! {
     socket + system_header,
     sq_array + system_header,
     sq_full + system_header,
-    sq_rewind,
     sqpoll + system_header,
     stats_abi,
     submit_wait + system_header,
