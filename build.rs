@@ -59,6 +59,11 @@ fn build_inline_ffi(root: &Path) {
     cc::Build::new()
         .files(&sources)
         .include(&include)
+        // The helpers call one another (io_uring_get_sqe ->
+        // _io_uring_get_sqe -> io_uring_initialize_sqe, ...): without this
+        // a -fPIC build may not inline an exported function into another,
+        // and each would pay calls the header's inline code does not.
+        .flag_if_supported("-fno-semantic-interposition")
         .warnings(true)
         .extra_warnings(true)
         .warnings_into_errors(true)

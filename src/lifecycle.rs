@@ -21,7 +21,7 @@ use crate::transparent;
 use crate::uapi::{
     io_uring_params, IORING_FEAT_REG_REG_RING, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_NO_MMAP, IORING_SETUP_SINGLE_ISSUER,
-    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_TASKRUN_FLAG,
+    IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND, IORING_SETUP_TASKRUN_FLAG,
 };
 use crate::{register, ring_fd, setup, stats};
 
@@ -39,6 +39,7 @@ fn init(req: &mut SetupRequest<'_>) -> c_int {
     if ret < 0 {
         return ret;
     }
+    mark_live(req.ring);
     if req.ring.flags & IORING_SETUP_SINGLE_ISSUER != 0 {
         ring_fd::auto_register_ring_fd(req.ring);
     }
@@ -144,6 +145,16 @@ fn apply_policy(req: &mut SetupRequest<'_>) -> c_int {
     ret
 }
 
+/// Marks a ring the mapper has just set up as this library's
+/// ([`rs_flags::LIVE`]), and whether its submissions need the full path
+/// ([`rs_flags::FULL_SUBMIT`]: an SQ thread or SQ_REWIND).
+fn mark_live(ring: &mut io_uring) {
+    ring.rs_flags |= rs_flags::LIVE;
+    if ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND) != 0 {
+        ring.rs_flags |= rs_flags::FULL_SUBMIT;
+    }
+}
+
 /// `io_uring_queue_init_params`.
 pub fn queue_init_params(entries: u32, ring: &mut io_uring, p: &mut io_uring_params) -> c_int {
     let ret = init(&mut SetupRequest::new(entries, ring, p));
@@ -218,6 +229,9 @@ pub fn queue_init_batched(entries: u32, ring: &mut io_uring, flags: u32) -> c_in
 pub unsafe fn queue_mmap(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
     let ret = unsafe { setup::map_existing_ring(fd, p, ring) };
+    if ret == 0 {
+        mark_live(ring);
+    }
     if ret == 0 && stats::enabled_by_env() {
         if let Some(live) = just_mapped(ring) {
             enable_stats(live);

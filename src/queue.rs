@@ -4,7 +4,7 @@
 //! only ring methods outside ring.rs: the ring words through ring.rs's
 //! accessors, the extensions (statistics, transparent SQPOLL, shared
 //! pollers, automatic ring fds) through their modules' functions, behind
-//! one test of `rs_flags` that is zero on a plain ring.
+//! one test of `rs_flags` (no `rs_flags::EXT` bit on a plain ring).
 //!
 //! The state machine is liburing's, because inline code compiled against
 //! liburing's header shares it: `sq.sqe_tail` is the next SQE handed out,
@@ -16,7 +16,7 @@ use core::mem::MaybeUninit;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use crate::ring::{int_flags, rs_flags, LiveRing};
+use crate::ring::{int_flags, io_uring, rs_flags, LiveRing};
 use crate::sys;
 use crate::uapi::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe, IORING_CQE_F_32,
@@ -40,6 +40,14 @@ const STRIDED_FROM: usize = 8;
 #[inline(always)]
 fn cqe_slots(c: &io_uring_cqe) -> u32 {
     1 + (c.flags & IORING_CQE_F_32 != 0) as u32
+}
+
+extern "C" {
+    /// include/liburing.h's `_io_uring_get_sqe`, compiled into the library
+    /// by src/inline_ffi.c (where the exported io_uring_get_sqe calls it
+    /// too): the inline code of programs built against the header, the
+    /// exported symbol and the core hand out SQEs with the same code.
+    fn _io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe;
 }
 
 /// What one wait asks of the kernel (liburing's `get_data`).
@@ -67,7 +75,26 @@ impl LiveRing {
         arg: *const c_void,
         sz: usize,
     ) -> c_int {
-        if self.rs_flags & rs_flags::ENTER_SLOW != 0 {
+        // SAFETY: forwarded contract.
+        unsafe { self.enter_with::<true>(submit, wait_nr, flags, arg, sz) }
+    }
+
+    /// [`Self::enter`]; `EXT` compiles in the test of the extensions that
+    /// change an enter, so a caller that knows the ring uses none (a plain
+    /// ring's submit) runs the system call alone.
+    ///
+    /// # Safety
+    /// As for [`Self::enter`].
+    #[inline(always)]
+    unsafe fn enter_with<const EXT: bool>(
+        &mut self,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        if EXT && self.rs_flags & rs_flags::ENTER_SLOW != 0 {
             // SAFETY: forwarded contract.
             return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
         }
@@ -117,54 +144,34 @@ impl LiveRing {
         ret
     }
 
-    /// Hands out the next free SQE, or NULL when the SQ is full.
+    /// Hands out the next free SQE, or NULL when the SQ is full: the
+    /// header's `_io_uring_get_sqe`, the one implementation (see below).
     #[inline]
     pub fn get_sqe(&mut self) -> *mut io_uring_sqe {
-        let order = if self.flags & IORING_SETUP_SQPOLL != 0 {
-            Ordering::Acquire
-        } else {
-            Ordering::Relaxed
-        };
-        let head = self.sq_head(order);
-        let tail = self.sq.sqe_tail;
-        if tail.wrapping_sub(head) >= self.sq.ring_entries {
-            return ptr::null_mut();
-        }
-        let sqe = self.sqe_at(tail);
-        self.set_sqe_tail(tail.wrapping_add(1));
-        // SAFETY: sqe_at masks the position into the live SQE array
-        // (LiveRing), and the kernel has consumed this slot (tail - head <
-        // entries), so nothing else reads or writes it now.
-        unsafe {
-            (*sqe).flags = 0;
-            (*sqe).ioprio = 0;
-            (*sqe).op_flags = 0;
-            (*sqe).buf_index = 0;
-            (*sqe).personality = 0;
-            (*sqe).splice_fd_in = 0;
-            (*sqe).addr3 = 0;
-            (*sqe).pad2 = 0;
-        }
-        sqe
+        // SAFETY: the header's function reads the ring's SQ words and
+        // fields and writes `sq.sqe_tail` and the SQE it hands out, all of
+        // a live ring (LiveRing) that `&mut self` holds exclusively.
+        unsafe { _io_uring_get_sqe(ptr::from_mut(self).cast()) }
     }
 
     /// Publishes the SQEs handed out so far to the kernel's SQ tail; returns
     /// how many SQEs the kernel has not consumed yet.
     #[inline]
     pub fn flush_sq(&mut self) -> u32 {
-        if self.rs_flags != 0 {
-            self.flush_sq_with::<true>()
+        if self.rs_flags & rs_flags::EXT != 0 {
+            self.flush_sq_with::<true, false>()
         } else {
-            self.flush_sq_with::<false>()
+            self.flush_sq_with::<false, false>()
         }
     }
 
     /// [`Self::flush_sq`]; `EXT` compiles in rsuring's extensions
-    /// (statistics), so plain rings run a version without them.
+    /// (statistics), so plain rings run a version without them; `PLAIN`:
+    /// the ring holds `rs_flags::LIVE` alone (no SQ_REWIND, no SQ thread).
     #[inline(always)]
-    fn flush_sq_with<const EXT: bool>(&mut self) -> u32 {
+    fn flush_sq_with<const EXT: bool, const PLAIN: bool>(&mut self) -> u32 {
         let tail = self.sq.sqe_tail;
-        if self.flags & IORING_SETUP_SQ_REWIND != 0 {
+        if !PLAIN && self.flags & IORING_SETUP_SQ_REWIND != 0 {
             self.set_sqe_tail(0);
             return tail;
         }
@@ -236,13 +243,14 @@ impl LiveRing {
     }
 
     /// Whether submitting `submit` SQEs needs io_uring_enter; adds the
-    /// wake-up flag when an idle SQ thread must be woken.
+    /// wake-up flag when an idle SQ thread must be woken. `PLAIN`: the ring
+    /// holds `rs_flags::LIVE` alone (no SQ thread).
     #[inline]
-    fn sq_needs_enter(&self, submit: u32, flags: &mut u32) -> bool {
+    fn sq_needs_enter<const PLAIN: bool>(&self, submit: u32, flags: &mut u32) -> bool {
         if submit == 0 {
             return false;
         }
-        if self.flags & IORING_SETUP_SQPOLL == 0 {
+        if PLAIN || self.flags & IORING_SETUP_SQPOLL == 0 {
             return true;
         }
         // The tail store must be visible to the SQ thread before we look at
@@ -336,7 +344,7 @@ impl LiveRing {
                 flags |= IORING_ENTER_GETEVENTS | data.get_flags;
                 need_enter = true;
             }
-            if self.sq_needs_enter(data.submit, &mut flags) {
+            if self.sq_needs_enter::<false>(data.submit, &mut flags) {
                 need_enter = true;
             }
             if !need_enter {
@@ -672,39 +680,41 @@ impl LiveRing {
     /// Enters the kernel to submit `submitted` SQEs and/or wait for
     /// `wait_nr` completions, or skips the system call when neither the SQ
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
+    /// `EXT`: with rsuring's extensions; `PLAIN`: for a ring marked
+    /// `rs_flags::LIVE` alone (no extension, no SQ thread, no SQ_REWIND).
     #[inline(always)]
-    fn submit_with<const EXT: bool>(&mut self, wait_nr: u32, getevents: bool) -> c_int {
+    fn submit_with<const EXT: bool, const PLAIN: bool>(
+        &mut self,
+        wait_nr: u32,
+        getevents: bool,
+    ) -> c_int {
         if EXT && !self.may_publish() {
             transparent::refuse(transparent::Refusal::Fork);
             return -libc::EOWNERDEAD;
         }
-        let submitted = self.flush_sq_with::<EXT>();
+        let submitted = self.flush_sq_with::<EXT, PLAIN>();
         if EXT {
             stats::observe_cq(self);
         }
-        let cq_needs_enter = getevents || wait_nr != 0 || self.cq_needs_enter();
+        if getevents || wait_nr != 0 {
+            // The enter is certain (a branch of its own, so that the
+            // commonest submit-and-wait tests nothing more): GETEVENTS,
+            // and the wake-up flag an idle SQ thread needs.
+            let mut flags = IORING_ENTER_GETEVENTS;
+            let _ = self.sq_needs_enter::<PLAIN>(submitted, &mut flags);
+            // SAFETY: no argument is passed.
+            return unsafe {
+                self.enter_with::<EXT>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+            };
+        }
+        let cq_needs_enter = self.cq_needs_enter();
         let mut flags = 0;
-        if self.sq_needs_enter(submitted, &mut flags) || cq_needs_enter {
+        if self.sq_needs_enter::<PLAIN>(submitted, &mut flags) || cq_needs_enter {
             if cq_needs_enter {
                 flags |= IORING_ENTER_GETEVENTS;
             }
-            if EXT {
-                // SAFETY: no argument is passed.
-                unsafe { self.enter(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
-            } else {
-                flags |= (self.int_flags & int_flags::ENTER_MASK) as u32;
-                // SAFETY: no argument is passed.
-                unsafe {
-                    sys::io_uring_enter2(
-                        self.enter_ring_fd as u32,
-                        submitted,
-                        wait_nr,
-                        flags,
-                        ptr::null(),
-                        NSIG_BYTES,
-                    )
-                }
-            }
+            // SAFETY: no argument is passed.
+            unsafe { self.enter_with::<EXT>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
         } else {
             submitted as c_int
         }
@@ -713,32 +723,39 @@ impl LiveRing {
     /// Submission for rings using rsuring's extensions, out of line.
     #[inline(never)]
     pub fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
-        self.submit_with::<true>(wait_nr, getevents)
+        self.submit_with::<true, false>(wait_nr, getevents)
     }
 
-    /// Submission for a ring that uses none of rsuring's extensions
-    /// (`rs_flags == 0`, the caller checked): inline code and the system
-    /// call only, nothing that can unwind.
+    /// Submission for a ring holding `rs_flags::LIVE` alone (the caller checked:
+    /// no extension, no SQ thread, no SQ_REWIND): inline code and the
+    /// system call only, nothing that can unwind.
     #[inline(always)]
     pub fn submit_plain(&mut self, wait_nr: u32) -> c_int {
-        self.submit_with::<false>(wait_nr, false)
+        self.submit_with::<false, true>(wait_nr, false)
+    }
+
+    /// Submission for a ring that uses none of rsuring's extensions (no
+    /// bit of `rs_flags::EXT`, the caller checked), of any setup.
+    #[inline(always)]
+    pub fn submit_no_ext(&mut self, wait_nr: u32) -> c_int {
+        self.submit_with::<false, false>(wait_nr, false)
     }
 
     /// `io_uring_submit_and_wait`.
     #[inline]
     pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
-        if self.rs_flags != 0 {
+        if self.rs_flags & rs_flags::EXT != 0 {
             return self.submit_ext(wait_nr, false);
         }
-        self.submit_with::<false>(wait_nr, false)
+        self.submit_no_ext(wait_nr)
     }
 
     /// `io_uring_submit_and_get_events`.
     pub fn submit_and_get_events(&mut self) -> c_int {
-        if self.rs_flags != 0 {
+        if self.rs_flags & rs_flags::EXT != 0 {
             return self.submit_ext(0, true);
         }
-        self.submit_with::<false>(0, true)
+        self.submit_with::<false, false>(0, true)
     }
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.
@@ -772,6 +789,19 @@ impl LiveRing {
         if n >= min && !(n == 0 && (self.cq_needs_enter() || deferred)) {
             return n as c_int;
         }
+        self.wait_batch_enter(out, min, ts)
+    }
+
+    /// [`Self::wait_batch_cqe`] when it has to enter: one io_uring_enter,
+    /// then the peek again. Out of line, so that a reap of ready CQEs saves
+    /// no registers for the system call.
+    #[inline(never)]
+    fn wait_batch_enter(
+        &mut self,
+        out: &mut [CqeOut],
+        min: u32,
+        ts: *const __kernel_timespec,
+    ) -> c_int {
         let mut flags = IORING_ENTER_GETEVENTS;
         let arg = io_uring_getevents_arg {
             sigmask: 0,

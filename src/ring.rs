@@ -42,9 +42,20 @@ pub mod int_flags {
 }
 
 /// rsuring's own per-ring flags, kept in `io_uring::rs_flags` (the first
-/// byte of liburing's `pad[3]`, which nothing else reads). All zero for a
-/// plain ring, so the hot paths test one byte to skip every extension.
+/// byte of liburing's `pad[3]`, which nothing else reads). A plain ring
+/// set up by this library holds exactly [`rs_flags::LIVE`], so the hot
+/// entry points tell "live, plain, no extension" from one byte compare.
 pub mod rs_flags {
+    /// Set up by this library's lifecycle (init, queue_mmap) and not
+    /// exited (exit zeroes the ring): its pointers are the mapper's. A
+    /// ring whose byte is exactly `LIVE` takes the entry points' short
+    /// path, without a look at its pointers or setup flags; another with
+    /// `LIVE` skips the pointer checks; any other (a zeroed, exited or
+    /// foreign ring) takes the checked path.
+    pub const LIVE: u8 = 32;
+    /// The ring has an SQ thread or SQ_REWIND: the cases of the submit
+    /// path that the short path leaves out.
+    pub const FULL_SUBMIT: u8 = 64;
     /// The ring belongs to a shared per-CPU SQPOLL group.
     pub const SQPOLL_SHARED: u8 = 1;
     /// rsuring registered the ring fd by itself (SINGLE_ISSUER rings); the
@@ -63,6 +74,8 @@ pub mod rs_flags {
     pub const LONG_CHAIN_NOTED: u8 = 16;
     /// Extensions an io_uring_enter has to look at.
     pub const ENTER_SLOW: u8 = AUTO_REG | STATS | SQPOLL_TRANSPARENT;
+    /// Every extension bit.
+    pub const EXT: u8 = SQPOLL_SHARED | AUTO_REG | SQPOLL_TRANSPARENT | STATS | LONG_CHAIN_NOTED;
 }
 
 /// `struct io_uring_sq`.
@@ -338,6 +351,39 @@ impl LiveRing {
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 
+    /// The live view of a plain ring set up by this library that uses
+    /// none of its extensions (`rs_flags == LIVE`: no SQ thread, no
+    /// SQ_REWIND either), or None for any other ring (the caller then takes
+    /// the checked path). One byte compare: the hot entry points' test.
+    ///
+    /// # Safety
+    /// As for [`Self::from_mut`]: a ring marked [`rs_flags::LIVE`] must be
+    /// the one this library set up, not exited (exit zeroes it) or altered.
+    #[inline(always)]
+    pub unsafe fn plain_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
+        if ring.rs_flags != rs_flags::LIVE {
+            return None;
+        }
+        // SAFETY: as in from_mut; the lifecycle sets LIVE only on a ring
+        // its mapper set up, and exit clears it with the pointers.
+        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
+    }
+
+    /// The live view of any ring this library's lifecycle set up (marked
+    /// [`rs_flags::LIVE`]), without a look at its pointers; None for any
+    /// other (then [`Self::from_mut`] decides).
+    ///
+    /// # Safety
+    /// As for [`Self::plain_from_mut`].
+    #[inline(always)]
+    pub unsafe fn marked_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
+        if ring.rs_flags & rs_flags::LIVE == 0 {
+            return None;
+        }
+        // SAFETY: as in plain_from_mut.
+        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
+    }
+
     /// The plain struct, for code that moves or replaces the mappings.
     ///
     /// # Safety
@@ -531,6 +577,34 @@ mod tests {
     #[test]
     fn a_zeroed_ring_is_not_live() {
         assert!(!io_uring::zeroed().is_live());
+    }
+
+    #[test]
+    fn only_a_ring_marked_live_and_nothing_else_takes_the_short_path() {
+        let views = |ring: &mut io_uring| {
+            // SAFETY: the functions read `rs_flags` only; the views they
+            // may return are not used.
+            unsafe {
+                (
+                    LiveRing::plain_from_mut(ring).is_some(),
+                    LiveRing::marked_from_mut(ring).is_some(),
+                )
+            }
+        };
+        let mut ring = io_uring::zeroed();
+        assert_eq!(views(&mut ring), (false, false), "zeroed");
+        for bit in [1, 2, 4, 8, 16, rs_flags::FULL_SUBMIT] {
+            ring.rs_flags = rs_flags::LIVE | bit;
+            assert_eq!(views(&mut ring), (false, true), "bit {bit}");
+            ring.rs_flags = bit;
+            assert_eq!(views(&mut ring), (false, false), "bit {bit} alone");
+        }
+        for bit in [1, 2, 4, 8, 16] {
+            assert!(rs_flags::EXT & bit != 0, "extension bit {bit} is in EXT");
+        }
+        assert_eq!(rs_flags::EXT & (rs_flags::LIVE | rs_flags::FULL_SUBMIT), 0);
+        ring.rs_flags = rs_flags::LIVE;
+        assert_eq!(views(&mut ring), (true, true));
     }
 
     #[test]

@@ -33,7 +33,16 @@ CASES = [
     ("nop_b8", "NOP QD128 b8", ("nop-qd", "128", "8"), "", 100_000),
     ("nop_b32", "NOP QD128 b32", ("nop-qd", "128", "32"), "", 200_000),
     ("nop_b32_defer", "NOP QD128 b32, DEFER_TASKRUN ring", ("nop-qd", "128", "32"), ",defer", 200_000),
+    ("nop_qd1_libsqe", "NOP QD1, exported io_uring_get_sqe", ("nop-qd1",), ",libsqe", 20_000),
+    ("nop_b32_libsqe", "NOP QD128 b32, exported io_uring_get_sqe", ("nop-qd", "128", "32"), ",libsqe",
+     200_000),
 ]
+# batch.c's reaping step (reap_step, --toggle-collect): (library, pattern, label)
+REAP_VARIANTS = [("up", "wnrpeek", "liburing 2.15: wait_cqe_nr + peek_batch_cqe"),
+                 ("up", "wnreach", "liburing 2.15: wait_cqe_nr + for_each_cqe"),
+                 ("rs", "wnrpeek", "rsuring: wait_cqe_nr + peek_batch_cqe"),
+                 ("rs", "wb", "rsuring: rsuring_wait_batch_cqe")]
+REAP_BATCHES = (8, 32, 128)
 LIBS = [("deb", "liburing 2.3"), ("up", "liburing 2.15"), ("rs", "rsuring")]
 NAME = re.compile(r"^\((\d+)\)(?: (.*))?$")
 
@@ -145,6 +154,55 @@ def tio_case(a):
     return {"groups": groups, "funcs": {}, "enters": None, "path": a.tio}
 
 
+def reap_case(a, lib_path, op, batch, pattern, rounds, tag):
+    """User instructions inside batch.c's reap_step (the library calls it
+    makes included) for one variant, and the CQEs it reaped (warm-up
+    included: batch.c runs CHUNKS + 1 turns)."""
+    chunks = 10
+    cmd = [a.batch, "reap", op, str(batch), str(rounds), str(chunks), a.file if op == "read" else "-",
+           f"v={lib_path},{pattern}"]
+    out = os.path.join(a.dir, f"cg.reap.{tag}")
+    proc = subprocess.run(["valgrind", "-q", "--tool=callgrind", "--toggle-collect=reap_step",
+                           f"--callgrind-out-file={out}"] + cmd, env=clean_env(), capture_output=True,
+                          text=True)
+    if proc.returncode or "RESULT " not in proc.stdout:
+        raise SystemExit(f"profile: {' '.join(cmd)} under callgrind failed\n{proc.stdout}{proc.stderr}")
+    cost = parse_callgrind(out)
+    groups = defaultdict(int)
+    for key, v in cost.items():
+        groups[group_of(key[0]) if not os.path.basename(key[0] or "").startswith("batch") else "program"] += v
+    return (rounds // chunks) * (chunks + 1) * batch, groups
+
+
+def reap_section(a):
+    """Instructions per CQE of the reaping step, per pattern and batch."""
+    rows = []
+    for op in ("nop", "read") if a.file else ("nop",):
+        for batch in REAP_BATCHES:
+            for lib, pattern, label in REAP_VARIANTS:
+                if lib == "up" and not a.up_dir:
+                    continue
+                path = os.path.join(a.up_dir if lib == "up" else a.rs_dir, "liburing.so.2")
+                rounds = max(40, 8000 // batch) // 10 * 10
+                print(f"profile: reap {op} b{batch} / {lib} {pattern}", file=sys.stderr)
+                c1, g1 = reap_case(a, path, op, batch, pattern, rounds, f"{op}.{batch}.{lib}.{pattern}.1")
+                c2, g2 = reap_case(a, path, op, batch, pattern, 2 * rounds, f"{op}.{batch}.{lib}.{pattern}.2")
+                d = c2 - c1
+                per = {k: (g2.get(k, 0) - g1.get(k, 0)) / d for k in set(g1) | set(g2)}
+                rows.append((op, batch, label, sum(per.values()), per.get("library", 0.0),
+                             per.get("program", 0.0)))
+    md = ["", "## Reaping step, user instructions per CQE (callgrind)", "",
+          "batch.c's reap_step alone (`--toggle-collect=reap_step`: the library calls it makes and the "
+          "program's loop over the CQEs, which reads and checks each one), all CQEs ready, so no "
+          "system call; (cost(2N) − cost(N)) / CQEs of two runs. *program* is the loop compiled "
+          "against Debian's 2.3 header, the same for every library with the same pattern.", "",
+          "| op | batch | pattern | total / CQE | library | program |",
+          "| --- | ---: | --- | ---: | ---: | ---: |"]
+    for op, batch, label, total, lib, prog in rows:
+        md.append(f"| {op} | {batch} | {label} | {total:.2f} | {lib:.2f} | {prog:.2f} |")
+    return md
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--interleave", required=True)
@@ -156,6 +214,8 @@ def main():
     ap.add_argument("--tsv", required=True)
     ap.add_argument("--only", default="", help="case names")
     ap.add_argument("--tio", default="", help="fio's t/io_uring, for its batch-32 figure")
+    ap.add_argument("--batch", default="", help="batch.c's binary: adds the reaping step's counts")
+    ap.add_argument("--file", default="", help="with --batch: a file for the buffered-read cases")
     a = ap.parse_args()
     os.makedirs(a.dir, exist_ok=True)
 
@@ -229,6 +289,8 @@ def main():
             top = sorted(((v, fn) for fn, v in r["funcs"].items() if v >= 0.05), reverse=True)[:6]
             parts.append(f"{lib_label}: " + ", ".join(f"`{short(fn)}` {v:.1f}" for v, fn in top))
         md.append(f"- {label} — " + "; ".join(parts))
+    if a.batch and (not a.only or "reap" in a.only.split()):
+        md += reap_section(a)
     with open(a.md, "w") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))

@@ -23,6 +23,9 @@
  *   defer      SINGLE_ISSUER | DEFER_TASKRUN ring
  *   env:VAR    VAR=1 in the library's namespace before its first call
  *   waitbatch  reap-batch with rsuring_wait_batch_cqe (rsuring only)
+ *   libsqe     SQEs from the library's exported io_uring_get_sqe (what
+ *              FFI callers and binaries of headers without the inline one
+ *              call) instead of the header's inline code
  *
  * The reap modes are hotpath.c's reap cases: 128 NOPs submitted (they
  * complete during the submit), then only their reaping is timed, with the
@@ -79,6 +82,7 @@ struct lib {
 	int (*submit)(struct io_uring *);
 	int (*submit_and_wait)(struct io_uring *, unsigned);
 	unsigned (*peek_batch_cqe)(struct io_uring *, struct io_uring_cqe **, unsigned);
+	struct io_uring_sqe *(*get_sqe)(struct io_uring *);
 };
 
 struct variant {
@@ -91,6 +95,7 @@ struct variant {
 	uint64_t cpu_ns, user_ns, sys_ns;
 	uint64_t *rounds_ns; /* reap modes: each counted round */
 	bool waitbatch;
+	bool libsqe;
 };
 
 enum mode { NOP_QD1, NOP_QD, REAP_ONE, REAP_BATCH };
@@ -129,6 +134,8 @@ static void setup_variant(struct variant *v, char *spec)
 			regring = true;
 		} else if (!strcmp(flag, "waitbatch")) {
 			v->waitbatch = true;
+		} else if (!strcmp(flag, "libsqe")) {
+			v->libsqe = true;
 		} else if (!strcmp(flag, "defer")) {
 			p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 		} else if (!strncmp(flag, "env:", 4)) {
@@ -152,6 +159,7 @@ static void setup_variant(struct variant *v, char *spec)
 	*(void **)&v->lib.submit_and_wait = sym(h, "io_uring_submit_and_wait");
 	*(void **)&v->lib.peek_batch_cqe = sym(h, "io_uring_peek_batch_cqe");
 	*(void **)&v->lib.get_cqe = sym(h, "__io_uring_get_cqe");
+	*(void **)&v->lib.get_sqe = sym(h, "io_uring_get_sqe");
 	if (v->waitbatch)
 		*(void **)&v->lib.wait_batch_cqe = sym(h, "rsuring_wait_batch_cqe");
 	{
@@ -180,9 +188,9 @@ static void check_nop(const struct io_uring_cqe *cqe)
 	}
 }
 
-static struct io_uring_sqe *get_sqe(struct io_uring *ring)
+static struct io_uring_sqe *get_sqe(struct variant *v)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+	struct io_uring_sqe *sqe = v->libsqe ? v->lib.get_sqe(&v->ring) : io_uring_get_sqe(&v->ring);
 
 	if (!sqe)
 		die("get_sqe", "SQ ring full");
@@ -199,7 +207,7 @@ static unsigned long chunk_qd1(struct variant *v, unsigned long ops)
 		struct io_uring_cqe *cqe;
 		int ret;
 
-		io_uring_prep_nop(get_sqe(ring));
+		io_uring_prep_nop(get_sqe(v));
 		ret = v->lib.submit_and_wait(ring, 1);
 		if (ret != 1)
 			die_ret("submit_and_wait", ret);
@@ -235,7 +243,7 @@ static unsigned long chunk_qd(struct variant *v, unsigned long ops)
 		if (to_prep > batch)
 			to_prep = batch;
 		for (n = 0; n < to_prep; n++)
-			io_uring_prep_nop(get_sqe(ring));
+			io_uring_prep_nop(get_sqe(v));
 		v->inflight += to_prep;
 		if (v->inflight >= depth)
 			ret = v->lib.submit_and_wait(ring, batch);
@@ -287,7 +295,7 @@ static unsigned long chunk_reap(struct variant *v, unsigned long rounds, bool co
 		int ret;
 
 		for (i = 0; i < REAP_N; i++)
-			io_uring_prep_nop(get_sqe(ring));
+			io_uring_prep_nop(get_sqe(v));
 		ret = v->lib.submit(ring);
 		if (ret != REAP_N)
 			die_ret("submit", ret);
@@ -367,7 +375,7 @@ int main(int argc, char **argv)
 			"usage: %s nop-qd1 OPS CHUNKS VARIANT...\n"
 			"       %s nop-qd DEPTH BATCH OPS CHUNKS VARIANT...\n"
 			"       %s reap-one|reap-batch ROUNDS CHUNKS VARIANT...\n"
-			"VARIANT: NAME=PATH[,regring][,defer][,env:VAR][,waitbatch]\n",
+			"VARIANT: NAME=PATH[,regring][,defer][,env:VAR][,waitbatch][,libsqe]\n",
 			argv[0], argv[0], argv[0]);
 		return 2;
 	}

@@ -12,7 +12,8 @@
 #   --scale F       fraction of each block's fixed work (default 1)
 #   --only P        only the blocks whose names match one of the shell
 #                   patterns (see cases.py: nop_qd1 nop_b1 nop_b8 nop_b32
-#                   reap_one reap_batch read_*)
+#                   reap_one reap_batch read_*; "batch" for batch.py,
+#                   which needs --upstream)
 #   --upstream DIR  a liburing checkout (2.15 or later) to build into
 #                   target/bench/build/ and measure as the second reference;
 #                   without it that column is reported as absent
@@ -98,13 +99,15 @@ if [[ -n $UPSTREAM ]]; then
 fi
 
 CFLAGS="-O2 -Wall -Wextra -Werror -pthread"
-log "compiling interleave.c and reads.c against /usr/include/liburing.h"
+log "compiling interleave.c, reads.c and batch.c against /usr/include/liburing.h"
 # interleave.c links no liburing at all: it loads each library with
 # dlmopen(). reads.c links Debian's, and runs with LD_LIBRARY_PATH choosing.
 # shellcheck disable=SC2086
 gcc $CFLAGS -o "$WORK/interleave" "$HERE/interleave.c" -ldl
 # shellcheck disable=SC2086
 gcc $CFLAGS -o "$WORK/reads" "$HERE/reads.c" -luring -ldl
+# shellcheck disable=SC2086
+gcc $CFLAGS -o "$WORK/batch" "$HERE/batch.c" -ldl
 
 # fio's t/io_uring, from Debian's fio source package.
 TIO= TIO_DESC="not built"
@@ -151,7 +154,7 @@ fi
 # ---------------------------------------------------------------- files ----
 
 READ_FILE= READ_DEV=
-if [[ -z $ONLY || $ONLY == *read* ]]; then
+if [[ -z $ONLY || $ONLY == *read* || $ONLY == *batch* ]]; then
 	if [[ $(id -u) == 0 ]] && command -v losetup >/dev/null; then
 		# shellcheck source=../lib/loopdev.sh
 		source "$ROOT/bench/lib/loopdev.sh"
@@ -177,6 +180,20 @@ python3 "$HERE/measure.py" --raw "$RAW" --rounds "$ROUNDS" --scale "$SCALE" --on
 	--cpu "$CPU" --reads "$WORK/reads" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
 	--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" --crate "$CRATE" \
 	--file "$READ_FILE" --dev "$READ_DEV"
+# Batched reaping (rsuring_wait_batch_cqe against liburing 2.15's loops):
+# batch.py compares with 2.15, so only with --upstream.
+BATCH_MD=$WORK/batch.md
+rm -f "$BATCH_MD"
+if [[ -z $ONLY || $ONLY == *batch* ]]; then
+	if [[ -n $UP_DIR ]]; then
+		log "batched reaping (batch.py)"
+		python3 "$HERE/batch.py" --batch "$WORK/batch" --up "$UP_DIR/liburing.so.2" \
+			--rs "$RS_DIR/liburing.so.2" --file "$READ_FILE" --rounds "$ROUNDS" \
+			--scale "$SCALE" --cpu "$CPU" >"$BATCH_MD"
+	else
+		note "batched reaping left out: it compares with liburing 2.15 (pass --upstream DIR)"
+	fi
+fi
 T_END=$(date +%s)
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -186,6 +203,7 @@ if ((CALLGRIND)); then
 	if command -v valgrind >/dev/null && command -v strace >/dev/null; then
 		python3 "$HERE/callgrind.py" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
 			--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" \
+			--batch "$WORK/batch" --file "$READ_FILE" \
 			--dir "$WORK/callgrind" --md "$PROFILE_MD" --tsv "$WORK/callgrind.tsv" >/dev/null
 	else
 		note "instruction counts left out: they need valgrind and strace"
@@ -211,4 +229,11 @@ fi
 
 python3 "$HERE/report.py" --raw "$RAW" --env "$WORK/env.txt" --notes "$NOTES" \
 	--profile-md "$PROFILE_MD" --md "$WORK/results.md" --svg "$WORK/ratios.svg" >/dev/null
+if [[ -s $BATCH_MD ]]; then
+	{
+		printf '\n## Batched reaping (batch.py)\n\n'
+		printf 'rsuring_wait_batch_cqe (then one io_uring_cq_advance) against the cheapest liburing 2.15 loop of each round; < 1 = rsuring cheaper. See bench/hotpath/batch.py.\n\n'
+		cat "$BATCH_MD"
+	} >>"$WORK/results.md"
+fi
 log "wrote $WORK/results.md and $WORK/ratios.svg"

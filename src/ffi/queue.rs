@@ -1,23 +1,70 @@
 //! Submission and completion entry points (the hot path).
 
 use core::ffi::{c_int, c_uint};
-use core::ptr;
 
 use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe, PANICKED};
-use crate::ring::{io_uring, LiveRing};
-use crate::uapi::{__kernel_timespec, io_uring_cqe, io_uring_sqe};
+use crate::queue::CqeOut;
+use crate::ring::{io_uring, rs_flags, LiveRing};
+use crate::uapi::{__kernel_timespec, io_uring_cqe};
 
-/// Returns the next free SQE, or NULL when the SQ ring is full.
+// io_uring_get_sqe is the header's _io_uring_get_sqe, exported by
+// src/inline_ffi.c (one implementation for the inline and the exported
+// symbol).
+
+/// The caller's ring when it is a plain ring of this library (marked
+/// `rs_flags::LIVE` alone: no SQ thread, no SQ_REWIND, no extension): one
+/// byte compare ([`LiveRing::plain_from_mut`]) after the NULL test, none of
+/// the pointer checks of [`with_ring`].
 ///
 /// # Safety
-/// `ring` must be NULL or a live ring.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe {
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn plain_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract (a non-null ring nobody else is using, set
+    // up by this library if it carries its mark).
+    unsafe { ring.as_mut().and_then(|r| LiveRing::plain_from_mut(r)) }
+}
+
+/// [`with_ring`] for the hot entry points: a plain ring (see [`plain_ring`])
+/// runs `f` at once; every other ring (NULL: `-EFAULT`, not set up:
+/// `-EBADF`, a ring using an extension, a ring another liburing set up)
+/// goes through [`with_ring`]'s checks, out of line.
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+pub(super) unsafe fn with_hot_ring<F>(ring: *mut io_uring, f: F) -> c_int
+where
+    F: FnOnce(&mut LiveRing) -> c_int,
+{
     // SAFETY: forwarded contract.
-    match unsafe { live_ring(ring) } {
-        Some(r) => guard(ptr::null_mut(), || r.get_sqe()),
-        None => ptr::null_mut(),
+    if let Some(r) = unsafe { plain_ring(ring) } {
+        return guard(PANICKED, || f(r));
     }
+    #[inline(never)]
+    unsafe fn checked<F: FnOnce(&mut LiveRing) -> c_int>(ring: *mut io_uring, f: F) -> c_int {
+        // SAFETY: forwarded contract.
+        unsafe { with_marked_ring(ring, f) }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { checked(ring, f) }
+}
+
+/// [`with_ring`], but a ring this library marked live (`rs_flags::LIVE`)
+/// runs `f` without the pointer checks: the rings using an extension,
+/// SQPOLL and SQ_REWIND rings pay one bit test instead.
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn with_marked_ring<F: FnOnce(&mut LiveRing) -> c_int>(ring: *mut io_uring, f: F) -> c_int {
+    // SAFETY: forwarded contract (a ring marked live is one this library
+    // set up and has not exited).
+    if let Some(r) = unsafe { ring.as_mut().and_then(|r| LiveRing::marked_from_mut(r)) } {
+        return guard(PANICKED, || f(r));
+    }
+    // SAFETY: forwarded contract.
+    unsafe { with_ring(ring, f) }
 }
 
 /// Submits the queued SQEs; returns how many were submitted.
@@ -27,17 +74,42 @@ pub unsafe extern "C" fn io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| submit_and_wait(r, 0)) }
+    unsafe { submit_and_wait(ring, 0) }
 }
 
-/// The submit paths of io_uring_submit and io_uring_submit_and_wait: a
-/// plain ring's inline, the extensions' through [`submit_ext`].
+/// The submit path of io_uring_submit and io_uring_submit_and_wait: a
+/// plain ring's inline (see [`plain_ring`]), every other one's through
+/// [`submit_checked`].
+///
+/// # Safety
+/// As for [`with_ring`].
 #[inline(always)]
-fn submit_and_wait(r: &mut LiveRing, wait_nr: c_uint) -> c_int {
-    if r.rs_flags != 0 {
-        return submit_ext(r, wait_nr);
+unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    if let Some(r) = unsafe { plain_ring(ring) } {
+        return guard(PANICKED, || r.submit_plain(wait_nr));
     }
-    r.submit_plain(wait_nr)
+    // SAFETY: forwarded contract.
+    unsafe { submit_checked(ring, wait_nr) }
+}
+
+/// [`submit_and_wait`] for every ring but a plain one, out of line, with
+/// [`with_ring`]'s checks: the extensions' path ([`submit_ext`]), or the
+/// full plain one (SQPOLL or SQ_REWIND rings, rings another liburing set up).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(never)]
+unsafe fn submit_checked(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
+    unsafe {
+        with_marked_ring(ring, |r| {
+            if r.rs_flags & rs_flags::EXT != 0 {
+                return submit_ext(r, wait_nr);
+            }
+            r.submit_no_ext(wait_nr)
+        })
+    }
 }
 
 /// The extensions' submit path with a panic boundary of its own. An
@@ -56,7 +128,7 @@ extern "C" fn submit_ext(r: &mut LiveRing, wait_nr: c_uint) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| submit_and_wait(r, wait_nr)) }
+    unsafe { submit_and_wait(ring, wait_nr) }
 }
 
 /// Submits and waits for `wait_nr` completions or until `ts` passes;
@@ -147,13 +219,29 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     if cqes.is_null() {
         return 0;
     }
+    // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
+    let out = unsafe { cqe_array(cqes, count) };
     // SAFETY: forwarded contract.
-    match unsafe { live_ring(ring) } {
-        Some(r) => {
-            // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
-            let out = unsafe { cqe_array(cqes, count) };
-            guard(0, || r.peek_batch_cqe(out))
-        }
+    if let Some(r) = unsafe { plain_ring(ring) } {
+        return guard(0, || r.peek_batch_cqe(out));
+    }
+    // SAFETY: forwarded contract.
+    unsafe { peek_batch_checked(ring, out) }
+}
+
+/// [`io_uring_peek_batch_cqe`] for every ring but a plain one, out of line:
+/// a NULL or dead ring reaps nothing.
+///
+/// # Safety
+/// As for [`live_ring`].
+#[inline(never)]
+unsafe fn peek_batch_checked(ring: *mut io_uring, out: &mut [CqeOut]) -> c_uint {
+    // SAFETY: forwarded contract (a ring marked live is one this library
+    // set up and has not exited).
+    let marked = unsafe { ring.as_mut().and_then(|r| LiveRing::marked_from_mut(r)) };
+    // SAFETY: forwarded contract.
+    match marked.or_else(|| unsafe { live_ring(ring) }) {
+        Some(r) => guard(0, || r.peek_batch_cqe(out)),
         None => 0,
     }
 }
@@ -171,12 +259,12 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     wait_nr: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
+    // SAFETY: forwarded contract (a writable, possibly uninitialised pointer).
+    let Some(out) = (unsafe { cqe_ptr.cast::<CqeOut>().as_mut() }) else {
+        return -libc::EFAULT;
+    };
     // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.get_cqe(out, submit, wait_nr, sigmask)
-        })
-    }
+    unsafe { with_hot_ring(ring, move |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
 }
 
 /// Sleeps until the SQ thread has made room in the SQ ring.

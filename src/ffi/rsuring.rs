@@ -5,6 +5,7 @@ use core::ffi::{c_char, c_int, c_uint};
 use core::mem::MaybeUninit;
 
 use super::cqe_array;
+use super::queue::with_hot_ring;
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
@@ -57,7 +58,13 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     min: c_uint,
     ts: *mut __kernel_timespec,
 ) -> c_int {
-    ffi_boundary!(nonnull cqes; live ring => ring.wait_batch_cqe(cqe_array(cqes, max), min, ts))
+    if cqes.is_null() {
+        return -libc::EFAULT;
+    }
+    // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
+    let out = unsafe { cqe_array(cqes, max) };
+    // SAFETY: forwarded contract.
+    unsafe { with_hot_ring(ring, move |r| r.wait_batch_cqe(out, min, ts)) }
 }
 
 /// Turns per-ring statistics on (they are on for every ring under
