@@ -66,8 +66,14 @@ stage() {
 
 # stage_beside NAME DESCRIPTION CMD...: starts CMD in the background, output
 # in $STAGE_LOGS/NAME.log; reap_stages / join_stages print it once it has ended.
+# RSURING_SERIAL_STAGES=1 runs it as a plain stage instead (to tell whether
+# an overlap disturbs a test).
 stage_beside() {
 	local name=$1 desc=$2
+	if [ "${RSURING_SERIAL_STAGES:-}" = 1 ]; then
+		stage "$@"
+		return
+	fi
 	shift 2
 	STAGES+=("$name")
 	STAGE_BESIDE[$name]='&'
