@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # Builds the rsuring ioengine against one fio source tree, with that tree's
 # headers, config-host.h and CFLAGS, so that the engine's view of fio's
 # structs is the one of the fio binary built from the same tree.
@@ -28,13 +28,14 @@ set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
-DEFAULT_SRC=$ROOT/target/fio-src/fio-3.33
+# FIO_TREE (the one fio tree, target/fio-src/fio-3.33) and
+# configure_fio_source (FIO_CONFIGURE_ARGS, once per argument set).
+COMMON_WHO=build.sh
+# shellcheck source=../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+DEFAULT_SRC=$FIO_TREE
 # The headers the engine is written against (override to try another tree).
 RSURING_INCLUDE=${RSURING_INCLUDE:-$ROOT/include}
-# A small, deterministic feature set: no optional engine libraries.
-CONFIGURE_ARGS="--disable-native --disable-numa --disable-rdma --disable-rados
- --disable-rbd --disable-http --disable-gfapi --disable-libnfs --disable-pmem
- --disable-xnvme --disable-libzbc --disable-tcmalloc --disable-dfs"
 
 log() { printf 'build.sh: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
@@ -68,15 +69,7 @@ fi
 
 # 3. Our own tree: configure (once per argument set) and build fio.
 if [ $OWN_TREE = 1 ]; then
-	STAMP=$FIO_SRC/.rsuring-configure
-	ARGS_NOW=$(echo $CONFIGURE_ARGS)
-	if [ ! -f "$FIO_SRC/config-host.h" ] || [ ! -f "$STAMP" ] ||
-	   [ "$(cat "$STAMP")" != "$ARGS_NOW" ]; then
-		log "configure $ARGS_NOW"
-		(cd "$FIO_SRC" && ./configure $ARGS_NOW >configure.out 2>&1) || {
-			tail -20 "$FIO_SRC/configure.out" >&2; exit 1; }
-		echo "$ARGS_NOW" >"$STAMP"
-	fi
+	configure_fio_source || exit 1
 	JOBS=$(nproc 2>/dev/null || echo 2)
 	log "make fio (-j$JOBS)"
 	make -C "$FIO_SRC" -j"$JOBS" --no-print-directory -s fio >"$FIO_SRC/make.out" 2>&1 || {

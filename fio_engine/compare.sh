@@ -25,13 +25,13 @@ for arg in "$@"; do
 	*) echo "compare.sh: unknown argument $arg (only --update-results)" >&2; exit 2 ;;
 	esac
 done
-[ "$(id -u)" = 0 ] || { echo "compare.sh: must run as root" >&2; exit 1; }
-# build.sh's last line names the engine it built: "build.sh: ok: SO for fio-X".
-BUILD_LOG=$(mktemp)
-"$HERE/build.sh" 2>"$BUILD_LOG" || { cat "$BUILD_LOG" >&2; rm -f "$BUILD_LOG"; exit 1; }
-ENGINE_SO=$(sed -n 's/^build.sh: ok: \(.*\) for fio-.*/\1/p' "$BUILD_LOG" | tail -1)
-rm -f "$BUILD_LOG"
-BUILD=$(dirname "$ENGINE_SO")
+# require_root, build_fio_engine, loopdev_setup, at_exit, run_child.
+# shellcheck source=../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+require_root
+build_fio_engine || exit 1
+ENGINE_SO=$FIO_ENGINE_SO
+BUILD=$FIO_BUILD_DIR
 [ -x "$BUILD/fio" ] || { echo "compare.sh: no fio binary in $BUILD" >&2; exit 1; }
 if [ -n "${ONLY:-}" ] && [ "$UPDATE" = 1 ]; then
 	echo "compare.sh: --update-results wants every configuration; not with ONLY" >&2
@@ -42,17 +42,15 @@ if [ -n "${FIO_SRC:-}" ] && [ "$UPDATE" = 1 ]; then
 	exit 2
 fi
 
-# The device: bench/lib/loopdev.sh (a /dev/shm file of random data, so reads
-# copy real pages, attached with direct I/O; detached on exit or a signal).
-# shellcheck source=../bench/lib/loopdev.sh
-source "$ROOT/bench/lib/loopdev.sh"
+# The device: loopdev_setup (a /dev/shm file of random data, so reads copy
+# real pages, attached with direct I/O; detached on exit or a signal).
 mkdir -p "$ROOT/target/fio-compare"
 WORK=$(mktemp -d "$ROOT/target/fio-compare/compare.XXXXXX")
+at_exit 'rm -rf "$WORK"'
 loopdev_setup 256M
-trap 'loopdev_teardown; rm -rf "$WORK"' EXIT
 LOOP=$LOOPDEV
 
-loopdev_exec python3 "$HERE/compare.py" \
+run_child python3 "$HERE/compare.py" \
 	--fio "$BUILD/fio" \
 	--engine-so "$ENGINE_SO" \
 	--jobs "$HERE/jobs" \

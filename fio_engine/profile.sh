@@ -18,21 +18,22 @@ OUT=$ROOT/target/fio-compare/profile.md
 DEPTHS=${DEPTHS:-1 4 32}
 IOS=${IOS:-16384}
 SMALL_IOS=1024
-[ "$(id -u)" = 0 ] || { echo "profile.sh: must run as root" >&2; exit 1; }
+# require_root, build_fio_engine, loopdev_setup, at_exit.
+# shellcheck source=../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+require_root
 command -v valgrind >/dev/null || { echo "profile.sh: needs valgrind" >&2; exit 1; }
-"$HERE/build.sh"
+build_fio_engine || exit 1
 
-# The device: bench/lib/loopdev.sh (a /dev/shm file of random data, so reads
-# copy real pages, attached with direct I/O; detached on exit or a signal).
-# shellcheck source=../bench/lib/loopdev.sh
-source "$ROOT/bench/lib/loopdev.sh"
+# The device: loopdev_setup (a /dev/shm file of random data, so reads copy
+# real pages, attached with direct I/O; detached on exit or a signal).
 mkdir -p "$ROOT/target/fio-compare"
 WORK=$(mktemp -d "$ROOT/target/fio-compare/profile.XXXXXX")
+at_exit 'rm -rf "$WORK"'
 loopdev_setup 64M
-trap 'loopdev_teardown; rm -rf "$WORK"' EXIT
 LOOP=$LOOPDEV
 
-RS=external:$HERE/build/rsuring-engine.so
+RS=external:$FIO_ENGINE_SO
 SIDES=("fio io_uring|io_uring|" "rsuring|$RS|" "rsuring submit_and_wait=1|$RS|--submit_and_wait=1")
 
 # instructions ENGINE QD IOS [opt]: user-space instructions of one fio run.
@@ -40,7 +41,7 @@ instructions() {
 	local eng=$1 qd=$2 ios=$3 opt=${4:-}
 	# shellcheck disable=SC2086
 	valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" \
-		"$HERE/build/fio" --name=p --ioengine="$eng" --filename="$LOOP" \
+		"$FIO_BUILD_DIR/fio" --name=p --ioengine="$eng" --filename="$LOOP" \
 		--direct=1 --rw=randread --bs=4k --norandommap --thread=1 \
 		--iodepth="$qd" --io_size=$((ios * 4096)) $opt \
 		--output-format=terse >"$WORK/log.txt" 2>&1 ||
@@ -53,7 +54,7 @@ enters() {
 	local eng=$1 qd=$2 ios=$3 opt=${4:-}
 	# shellcheck disable=SC2086
 	perf stat -x, -e syscalls:sys_enter_io_uring_enter -o "$WORK/perf.txt" -- \
-		"$HERE/build/fio" --name=p --ioengine="$eng" --filename="$LOOP" \
+		"$FIO_BUILD_DIR/fio" --name=p --ioengine="$eng" --filename="$LOOP" \
 		--direct=1 --rw=randread --bs=4k --norandommap --iodepth="$qd" \
 		--io_size=$((ios * 4096)) $opt --output-format=terse \
 		>/dev/null 2>&1 || return 0

@@ -17,25 +17,20 @@ set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
+# require_root, FIO_TREE, build_fio_engine.
+# shellcheck source=../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "test.sh: must run as root (loop devices, SQ poll threads)" >&2
-	exit 1
-fi
+require_root "loop devices, SQ poll threads"
 # The default build needs fio's Debian source: the set-up script's
 # --fio-source fetches it (FIO_SRC=DIR: a fio tree of your own instead).
-if [ -z "${FIO_SRC:-}" ] && [ ! -x "$ROOT/target/fio-src/fio-3.33/configure" ]; then
+if [ -z "${FIO_SRC:-}" ] && [ ! -x "$FIO_TREE/configure" ]; then
 	bash "$ROOT/scripts/setup.sh" --fio-source ||
 		{ echo "test.sh: scripts/setup.sh --fio-source failed"; echo "0 passed, 1 failed"; exit 1; }
 fi
-BUILD_LOG=$(mktemp)
-"$HERE/build.sh" 2>"$BUILD_LOG" || {
-	cat "$BUILD_LOG"; rm -f "$BUILD_LOG"
-	echo "test.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
-# Its last line: "build.sh: ok: DIR/rsuring-engine.so for fio-X.Y (...)".
-ENGINE=$(sed -n 's/^build.sh: ok: \(.*\) for fio-.*/\1/p' "$BUILD_LOG" | tail -1)
-rm -f "$BUILD_LOG"
-BUILD=$(dirname "$ENGINE")
+build_fio_engine || { echo "test.sh: build failed"; echo "0 passed, 1 failed"; exit 1; }
+ENGINE=$FIO_ENGINE_SO
+BUILD=$FIO_BUILD_DIR
 FIO=$BUILD/fio
 E=external:$ENGINE
 [ -x "$FIO" ] || { echo "test.sh: no fio binary at $FIO (build the fio in FIO_SRC)"; echo "0 passed, 1 failed"; exit 1; }

@@ -22,9 +22,9 @@ for arg in "$@"; do
 	*) echo "setup: unknown argument $arg (only --fio-source)" >&2; exit 2 ;;
 	esac
 done
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-FIO_SRC_DIR=$ROOT/target/fio-src
-FIO_SRC_VER=3.33
+# has_deb_src, ensure_deb_src, apt_update, fetch_fio_source (FIO_TREE).
+# shellcheck source=lib/common.sh
+. "$(dirname "$0")/lib/common.sh"
 
 # liburing-dev, liburing2: the reference header and library (layout check,
 #   Debian-built binaries, compat suite, bad-input comparison)
@@ -51,18 +51,6 @@ missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' || missing+=("$p")
 done
-has_deb_src() {
-	grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ || grep -qs '^deb-src' /etc/apt/sources.list
-}
-# fio's Debian source into target/fio-src/fio-3.33 (--fio-source).
-fetch_fio_source() {
-	echo "setup: apt-get source fio (into $FIO_SRC_DIR)"
-	mkdir -p "$FIO_SRC_DIR"
-	(cd "$FIO_SRC_DIR" && apt-get source -qq fio >/dev/null 2>&1) ||
-		(cd "$FIO_SRC_DIR" && apt-get source -qq fio) || return 1
-	[ -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ] || {
-		echo "setup: apt-get source fio did not give fio-$FIO_SRC_VER" >&2; return 1; }
-}
 rust_missing=()
 cargo fmt --version >/dev/null 2>&1 || rust_missing+=(rustfmt)
 cargo clippy --version >/dev/null 2>&1 || rust_missing+=(clippy)
@@ -72,7 +60,7 @@ if [ "$(id -u)" != 0 ]; then
 	[ ${#missing[@]} -eq 0 ] || { echo "setup: not root; missing packages: ${missing[*]}" >&2; incomplete=1; }
 	has_deb_src || { echo "setup: not root; no deb-src entry (apt-get source will fail)" >&2; incomplete=1; }
 	[ ${#rust_missing[@]} -eq 0 ] || { echo "setup: missing rustup components: ${rust_missing[*]}" >&2; incomplete=1; }
-	if [ -n "$fio_source" ] && [ ! -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ]; then
+	if [ -n "$fio_source" ] && [ ! -x "$FIO_TREE/configure" ]; then
 		if has_deb_src; then
 			fetch_fio_source || incomplete=1
 		else
@@ -88,20 +76,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-update=
-if ! has_deb_src; then
-	echo "setup: adding deb-src entries (/etc/apt/sources.list.d/debian-src.sources)"
-	sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-		>/etc/apt/sources.list.d/debian-src.sources
-	update=1
-fi
+ensure_deb_src
 # A deb-src entry is of no use until its index has been fetched.
-ls /var/lib/apt/lists/*_Sources* >/dev/null 2>&1 || update=1
-[ ${#missing[@]} -eq 0 ] || update=1
-if [ -n "$update" ]; then
-	apt-get update -qq
-fi
+ls /var/lib/apt/lists/*_Sources* >/dev/null 2>&1 || apt_update
 if [ ${#missing[@]} -gt 0 ]; then
+	apt_update
 	echo "setup: installing ${missing[*]}"
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
@@ -109,6 +88,6 @@ if [ ${#rust_missing[@]} -gt 0 ]; then
 	echo "setup: rustup component add ${rust_missing[*]}"
 	rustup component add "${rust_missing[@]}"
 fi
-if [ -n "$fio_source" ] && [ ! -x "$FIO_SRC_DIR/fio-$FIO_SRC_VER/configure" ]; then
+if [ -n "$fio_source" ]; then
 	fetch_fio_source
 fi

@@ -13,7 +13,7 @@
 //! - every program in `tools/` is referenced outside itself.
 //!
 //! (The variables' table and defaults are checked by `src/env.rs`'s unit
-//! tests, the manual pages by `scripts/check-man.sh`.)
+//! tests, the manual pages by `scripts/check/man.sh`.)
 
 mod common;
 

@@ -250,24 +250,6 @@ static void round_reap(struct variant *v, bool counted)
 		v->round_ns[v->nrounds++] = t1 - t0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double middle_mean(uint64_t *v, unsigned long n)
-{
-	unsigned long i, lo = n / 4, hi = n - n / 4;
-	double sum = 0;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	for (i = lo; i < hi; i++)
-		sum += (double)v[i];
-	return hi > lo ? sum / (double)(hi - lo) : 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct variant vars[MAX_VARIANTS];

@@ -2,7 +2,7 @@
 /*
  * Helpers the hot-path benchmark programs (interleave.c, batch.c) share:
  * fatal errors, clocks, per-thread CPU time, argument parsing, symbol
- * look-up. The including program defines BENCH_NAME (its name in error
+ * look-up, the middle-half mean of the rounds' times. The including program defines BENCH_NAME (its name in error
  * messages) and includes the system headers this needs first (stdio,
  * stdlib, string, errno, time, sys/resource, dlfcn).
  */
@@ -58,6 +58,25 @@ static void *sym(void *h, const char *name)
 	if (!p)
 		die("dlsym", name);
 	return p;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The mean of the middle half of `n` values (sorts them). */
+static double middle_mean(uint64_t *v, unsigned long n)
+{
+	unsigned long i, lo = n / 4, hi = n - n / 4;
+	double sum = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (i = lo; i < hi; i++)
+		sum += (double)v[i];
+	return hi > lo ? sum / (double)(hi - lo) : 0;
 }
 
 #endif

@@ -331,25 +331,6 @@ static unsigned long chunk_reap(struct variant *v, unsigned long rounds, bool co
 	return rounds * REAP_N;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The mean of the middle half of `n` values (sorts them). */
-static double middle_mean(uint64_t *v, unsigned long n)
-{
-	unsigned long i, lo = n / 4, hi = n - n / 4;
-	double sum = 0;
-
-	qsort(v, n, sizeof(*v), cmp_u64);
-	for (i = lo; i < hi; i++)
-		sum += (double)v[i];
-	return hi > lo ? sum / (double)(hi - lo) : 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct variant vars[MAX_VARIANTS];

@@ -49,6 +49,12 @@ done
 
 for v in $(env | sed -n 's/^\(RSURING_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 
+# FIO_TREE, ensure_deb_src, fetch_fio_source, configure_fio_source,
+# loopdev_setup, at_exit.
+COMMON_WHO=hotpath
+# shellcheck source=../../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+
 log() { printf 'hotpath: %s\n' "$*" >&2; }
 fail() { log "error: $*"; exit 1; }
 
@@ -109,35 +115,22 @@ gcc $CFLAGS -o "$WORK/reads" "$HERE/reads.c" -luring -ldl
 # shellcheck disable=SC2086
 gcc $CFLAGS -o "$WORK/batch" "$HERE/batch.c" -ldl
 
-# fio's t/io_uring, from Debian's fio source package.
+# fio's t/io_uring, from Debian's fio source package: the one fio tree
+# (FIO_TREE, scripts/lib/common.sh), configured as fio_engine/build.sh does.
 TIO= TIO_DESC="not built"
 build_tio() {
-	local dir
-	dir=$(find "$BUILD" -maxdepth 1 -type d -name 'fio-[0-9]*' | sort | tail -1)
-	if [[ -z $dir ]]; then
+	if [[ ! -x $FIO_TREE/configure ]]; then
 		[[ $(id -u) == 0 ]] || { note "t/io_uring: not root, cannot fetch fio's source"; return 1; }
-		if ! grep -qsr '^Types:.*deb-src' /etc/apt/sources.list.d/ &&
-			! grep -qs '^deb-src' /etc/apt/sources.list; then
-			[[ -r /etc/apt/sources.list.d/debian.sources ]] ||
-				{ note "t/io_uring: no deb-src entry and no debian.sources to copy"; return 1; }
-			log "adding a deb-src entry (/etc/apt/sources.list.d/debian-src.sources)"
-			sed 's/^Types:.*/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
-				>/etc/apt/sources.list.d/debian-src.sources
-			apt-get update -qq >"$BUILD/apt.log" 2>&1 || true
-		fi
-		log "fetching fio's source (apt-get source fio)"
-		(cd "$BUILD" && apt-get source -qq fio) >>"$BUILD/apt.log" 2>&1 ||
-			{ note "t/io_uring: apt-get source fio failed (see $BUILD/apt.log)"; return 1; }
-		dir=$(find "$BUILD" -maxdepth 1 -type d -name 'fio-[0-9]*' | sort | tail -1)
-		[[ -n $dir ]] || { note "t/io_uring: no fio source directory"; return 1; }
+		{ ensure_deb_src && fetch_fio_source; } >>"$BUILD/apt.log" 2>&1 ||
+			{ note "t/io_uring: cannot fetch fio's source (see $BUILD/apt.log)"; return 1; }
 	fi
-	if [[ ! -x $dir/t/io_uring ]]; then
-		log "building $(basename "$dir")/t/io_uring"
-		(cd "$dir" && ./configure && make -j"$(nproc)" t/io_uring) >"$BUILD/fio-build.log" 2>&1 ||
+	if [[ ! -x $FIO_TREE/t/io_uring ]]; then
+		log "building $(basename "$FIO_TREE")/t/io_uring"
+		{ configure_fio_source && make -C "$FIO_TREE" -j"$(nproc)" t/io_uring; } >"$BUILD/fio-build.log" 2>&1 ||
 			{ note "t/io_uring: build failed (see $BUILD/fio-build.log)"; return 1; }
 	fi
-	TIO=$dir/t/io_uring
-	TIO_DESC="$(basename "$dir") (Debian source)"
+	TIO=$FIO_TREE/t/io_uring
+	TIO_DESC="$(basename "$FIO_TREE") (Debian source)"
 }
 build_tio || true
 
@@ -156,15 +149,12 @@ fi
 READ_FILE= READ_DEV=
 if [[ -z $ONLY || $ONLY == *read* || $ONLY == *batch* ]]; then
 	if [[ $(id -u) == 0 ]] && command -v losetup >/dev/null; then
-		# shellcheck source=../lib/loopdev.sh
-		source "$ROOT/bench/lib/loopdev.sh"
-		loopdev_setup 512M # traps EXIT/INT/TERM/HUP to tear down
+		loopdev_setup 512M # torn down at exit (at_exit)
 		READ_FILE=$LOOPDEV_FILE
 		READ_DEV=$LOOPDEV
 	else
 		READ_FILE=$(mktemp /dev/shm/rsuring-hotpath.XXXXXX)
-		trap 'rm -f -- "$READ_FILE"' EXIT
-		trap 'exit 130' INT TERM HUP
+		at_exit 'rm -f -- "$READ_FILE"'
 		dd if=/dev/urandom of="$READ_FILE" bs=1M count=512 status=none
 		note "O_DIRECT blocks left out: they need root and losetup"
 	fi

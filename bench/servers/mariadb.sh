@@ -26,25 +26,22 @@ TABLES=${3:-4}
 ROWS=${4:-200000}
 OUT=$(pwd)/target/bench/servers
 mkdir -p "$OUT"
-[ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 2; }
-for t in mariadbd mariadb-install-db mariadb sysbench setpriv taskset; do
-	command -v $t >/dev/null || [ -x /usr/sbin/$t ] || { echo "missing $t (apt-get install mariadb-server sysbench)" >&2; exit 2; }
-done
-LIB=$(readlink -f target/release/librsuring.so)
-[ -f "$LIB" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+# require_root, need_commands, rsuring_lib, at_exit, stop_process, cpu_ticks.
+# shellcheck source=../../scripts/lib/common.sh
+. scripts/lib/common.sh
+require_root
+need_commands "apt-get install mariadb-server sysbench" \
+	mariadbd mariadb-install-db mariadb sysbench setpriv taskset
+LIB=$(rsuring_lib)
 RUN=$(mktemp -d /tmp/rsuring-mariadb.XXXXXX)
+at_exit 'rm -rf "$RUN"'
 chown mysql:mysql "$RUN"
 chmod 755 "$RUN"
 cp "$LIB" "$RUN/librsuring.so"
 chmod 755 "$RUN/librsuring.so"
 PID=
-stop_db() {
-	[ -n "$PID" ] || return 0
-	kill -TERM "$PID" 2>/dev/null || true
-	wait "$PID" 2>/dev/null || true
-	PID=
-}
-trap 'stop_db; rm -rf "$RUN"' EXIT INT TERM HUP
+stop_db() { stop_process "$PID"; PID=; }
+at_exit stop_db
 
 start_db() { # CONFIG
 	local env=()
@@ -71,7 +68,6 @@ start_db() { # CONFIG
 
 SB=(--db-driver=mysql --mysql-socket="$RUN/sock" --mysql-user=root --mysql-db=sbtest
 	--tables="$TABLES" --table-size="$ROWS")
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }
 
 mariadb-install-db --user=mysql --datadir="$RUN/data" --auth-root-authentication-method=normal \
 	>"$RUN/install.log" 2>&1
@@ -82,30 +78,24 @@ stop_db
 
 RAW=$OUT/mariadb.raw
 : >"$RAW"
-for r in $(seq "$ROUNDS"); do
-	for placement in spare shared; do
-		cpus=0
-		[ "$placement" = shared ] && cpus=0-1
-		configs=(debian rsuring transparent always)
-		for _ in $(seq 1 $(((r + ${#placement}) % 4))); do configs=("${configs[@]:1}" "${configs[0]}"); done
-		for c in "${configs[@]}"; do
-			start_db "$c"
-			for w in oltp_read_only oltp_write_only; do
-				t0=$(cpu_ticks)
-				tps=$(taskset -c "$cpus" sysbench "$w" "${SB[@]}" --threads=4 --time="$SECS" run |
-					awk '/transactions:/ { gsub(/[()]/, "", $3); print $3 }')
-				t1=$(cpu_ticks)
-				echo "$r $placement $c $w $tps $((t1 - t0))" >>"$RAW"
-			done
-			bad=$(for t in $(seq "$TABLES"); do
-				mariadb --socket="$RUN/sock" -uroot -N -e "check table sbtest.sbtest$t"
-			done | awk '$NF != "OK"' | wc -l)
-			echo "$r $placement $c check $bad 0" >>"$RAW"
-			echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0" >>"$RAW"
-			stop_db
-		done
+one_run() { # ROUND PLACEMENT CPUS CONFIG
+	local r=$1 placement=$2 cpus=$3 c=$4 w t0 t1 tps bad
+	start_db "$c"
+	for w in oltp_read_only oltp_write_only; do
+		t0=$(cpu_ticks "$PID")
+		tps=$(taskset -c "$cpus" sysbench "$w" "${SB[@]}" --threads=4 --time="$SECS" run |
+			awk '/transactions:/ { gsub(/[()]/, "", $3); print $3 }')
+		t1=$(cpu_ticks "$PID")
+		echo "$r $placement $c $w $tps $((t1 - t0))" >>"$RAW"
 	done
-done
+	bad=$(for t in $(seq "$TABLES"); do
+		mariadb --socket="$RUN/sock" -uroot -N -e "check table sbtest.sbtest$t"
+	done | awk '$NF != "OK"' | wc -l)
+	echo "$r $placement $c check $bad 0" >>"$RAW"
+	echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0" >>"$RAW"
+	stop_db
+}
+SERVER_CONFIGS="debian rsuring transparent always" server_rounds "$ROUNDS" one_run
 [ -f "$RUN/stats.json" ] && cp "$RUN/stats.json" "$OUT/mariadb-transparent-stats.json"
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/mariadb.md"

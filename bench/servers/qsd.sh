@@ -26,28 +26,22 @@ SECS=${2:-5}
 N=${3:-2}
 OUT=$(pwd)/target/bench/servers
 mkdir -p "$OUT"
-[ "$(id -u)" = 0 ] || { echo "run as root" >&2; exit 2; }
-LIB=$(readlink -f target/release/librsuring.so)
-[ -f "$LIB" ] || { echo "build first: cargo build --release" >&2; exit 2; }
-for t in qemu-storage-daemon qemu-img fio setpriv taskset; do
-	command -v $t >/dev/null || { echo "missing $t" >&2; exit 2; }
-done
-# shellcheck source=../lib/loopdev.sh
-. bench/lib/loopdev.sh
+# require_root, rsuring_lib, need_commands, loopdev_setup, at_exit,
+# stop_process, cpu_ticks, AS_NOBODY.
+# shellcheck source=../../scripts/lib/common.sh
+. scripts/lib/common.sh
+require_root
+LIB=$(rsuring_lib)
+need_commands "apt-get install qemu-utils fio" qemu-storage-daemon qemu-img fio setpriv taskset
 loopdev_setup 512M
 chown nobody "$LOOPDEV"
 RUN=$(mktemp -d /tmp/rsuring-qsd.XXXXXX)
 chmod 777 "$RUN"
 SOCK=$RUN/nbd.sock
 QSD_PID=
-stop_qsd() {
-	[ -n "$QSD_PID" ] || return 0
-	kill "$QSD_PID" 2>/dev/null || true
-	wait "$QSD_PID" 2>/dev/null || true
-	QSD_PID=
-}
-cleanup() { stop_qsd; rm -rf "$RUN"; loopdev_teardown; }
-trap cleanup EXIT INT TERM HUP
+stop_qsd() { stop_process "$QSD_PID"; QSD_PID=; }
+at_exit 'rm -rf "$RUN"'
+at_exit stop_qsd
 
 start_qsd() { # CONFIG
 	local env=() args=()
@@ -66,7 +60,7 @@ start_qsd() { # CONFIG
 			--export "type=nbd,id=e$i,node-name=d$i,name=d$i,writable=on,iothread=io$i")
 	done
 	rm -f "$SOCK"
-	taskset -c 0 setpriv --reuid=65534 --regid=65534 --clear-groups -- env "${env[@]}" \
+	taskset -c 0 "${AS_NOBODY[@]}" env "${env[@]}" \
 		qemu-storage-daemon --nbd-server "addr.type=unix,addr.path=$SOCK" "${args[@]}" \
 		2>"$RUN/qsd.err" &
 	QSD_PID=$!
@@ -74,10 +68,6 @@ start_qsd() { # CONFIG
 	echo "qemu-storage-daemon did not start:" >&2
 	cat "$RUN/qsd.err" >&2
 	exit 1
-}
-
-cpu_ticks() { # utime+stime of the daemon, SQ poll threads included
-	awk '{ print $14 + $15 }' "/proc/$QSD_PID/stat"
 }
 
 fio_jobs() { # extra fio args per export
@@ -127,26 +117,20 @@ verify() { # a write+verify pass over each export: "ok" or "FAILED"
 WORKLOADS=(rr1 rr32 rw32 seq8 qr32 qw32)
 RAW=$OUT/qsd.raw
 : >"$RAW"
-for r in $(seq "$ROUNDS"); do
-	for placement in spare shared; do
-		cpus=0
-		[ "$placement" = shared ] && cpus=0-1
-		configs=(debian rsuring transparent always)
-		for _ in $(seq 1 $(((r + ${#placement}) % 4))); do configs=("${configs[@]:1}" "${configs[0]}"); done
-		for c in "${configs[@]}"; do
-			start_qsd "$c"
-			for w in "${WORKLOADS[@]}"; do
-				t0=$(cpu_ticks)
-				ops=$(workload "$w" "$cpus")
-				t1=$(cpu_ticks)
-				echo "$r $placement $c $w $ops $((t1 - t0))" >>"$RAW" # ops: rate total
-			done
-			echo "$r $placement $c verify $(verify) 0 0" >>"$RAW"
-			echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0 0" >>"$RAW"
-			stop_qsd
-		done
+one_run() { # ROUND PLACEMENT CPUS CONFIG
+	local r=$1 placement=$2 cpus=$3 c=$4 w t0 t1 ops
+	start_qsd "$c"
+	for w in "${WORKLOADS[@]}"; do
+		t0=$(cpu_ticks "$QSD_PID")
+		ops=$(workload "$w" "$cpus")
+		t1=$(cpu_ticks "$QSD_PID")
+		echo "$r $placement $c $w $ops $((t1 - t0))" >>"$RAW" # ops: rate total
 	done
-done
+	echo "$r $placement $c verify $(verify) 0 0" >>"$RAW"
+	echo "$r $placement $c load $(cut -d' ' -f1 /proc/loadavg) 0 0" >>"$RAW"
+	stop_qsd
+}
+SERVER_CONFIGS="debian rsuring transparent always" server_rounds "$ROUNDS" one_run
 if [ -f "$RUN/stats.transparent.json" ]; then
 	cp "$RUN/stats.transparent.json" "$OUT/qsd-transparent-stats.json"
 fi

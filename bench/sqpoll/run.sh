@@ -37,6 +37,9 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+COMMON_WHO=run.sh
+# shellcheck source=../../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
 BUILD=$ROOT/target/bench
 RINGS=$BUILD/rings
 LIB=$ROOT/target/release/librsuring.so
@@ -103,8 +106,7 @@ log "rings uses $resolved -> $(readlink -f "$resolved")"
 
 # ---- device ---------------------------------------------------------------
 
-# shellcheck source=../lib/loopdev.sh
-source "$ROOT/bench/lib/loopdev.sh"
+# loopdev_setup, run_child (scripts/lib/common.sh).
 loopdev_setup "$SIZE" || die "loop device setup failed"
 DEV=$LOOPDEV
 DEV_QD=$(cat "/sys/block/${DEV#/dev/}/queue/nr_requests" 2>/dev/null || echo '?')
@@ -147,7 +149,7 @@ run_one() {
 	[[ -n $BOOST ]] && args+=(--autogroup-nice "$BOOST")
 	if ((QUIET < 100)); then bg=$(wait_quiet); else bg=$(background_load 0.3); fi
 	out=$(mktemp)
-	if ! loopdev_exec "$RINGS" "${args[@]}" >"$out" 2>&1; then
+	if ! run_child "$RINGS" "${args[@]}" >"$out" 2>&1; then
 		cat "$out" >&2
 		rm -f "$out"
 		die "rings failed: mode=$mode K=$k (see above)"
@@ -190,13 +192,13 @@ run_fio() {
 		--time_based --runtime="$TIME" --ramp_time=1 --group_reporting \
 		--output-format=json --output="$json" &
 	pid=$!
-	_loopdev_child=$pid
+	COMMON_CHILD=$pid
 	sleep $((1 + TIME / 2))
 	# fio's jobs are processes: count SQ threads in fio's process tree.
 	pollers=$(ps -e -L -o tgid=,comm= | awk -v pids=" $pid $(pgrep -d ' ' -P "$pid" || true) " \
 		'index(pids, " " $1 " ") && $2 ~ /^iou-sqp/ { n++ } END { print n + 0 }')
-	wait "$pid" || { _loopdev_child=; rm -f "$json"; die "fio $name failed"; }
-	_loopdev_child=
+	wait "$pid" || { COMMON_CHILD=; rm -f "$json"; die "fio $name failed"; }
+	COMMON_CHILD=
 	FIO_IOPS=$(jq '[.jobs[].read.iops] | add | floor' "$json")
 	FIO_POLLERS=$pollers
 	rm -f "$json"

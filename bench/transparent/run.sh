@@ -25,16 +25,17 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 OUT=target/bench/transparent
 mkdir -p "$OUT"
-[ "$(id -u)" = 0 ] || { echo "run as root (the cases switch to nobody)" >&2; exit 2; }
-LIB=$(readlink -f target/release/librsuring.so)
-[ -f "$LIB" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+# require_root, rsuring_lib, AS_NOBODY, at_exit, median_range.
+# shellcheck source=../../scripts/lib/common.sh
+. scripts/lib/common.sh
+require_root "the cases switch to nobody"
+LIB=$(rsuring_lib)
 cc -O2 -Wall -Wextra -Werror -o "$OUT/spaced" bench/transparent/spaced.c -luring
 chmod 755 "$OUT" "$OUT/spaced"
 DATA=$(mktemp /tmp/rsuring-spaced.XXXXXX)
-trap 'rm -f "$DATA" "$OUT"/strace.*' EXIT
+at_exit 'rm -f "$DATA" "$OUT"/strace.*'
 dd if=/dev/urandom of="$DATA" bs=1M count=4 status=none
 chmod 644 "$DATA"
-AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
 
 run_case() { # NAME CMD...: prints "NAME p50 p90"
 	local name=$1 line
@@ -46,9 +47,7 @@ run_case() { # NAME CMD...: prints "NAME p50 p90"
 : >"$OUT/raw.txt"
 for r in $(seq "$ROUNDS"); do
 	# Rotate the order each round.
-	cases=(plain sqpoll transparent)
-	for k in $(seq 0 $(((r - 1) % 3))); do cases=("${cases[@]:1}" "${cases[0]}"); done
-	for c in "${cases[@]}"; do
+	for c in $(rotated "$r" plain sqpoll transparent); do
 		case $c in
 		plain) run_case plain taskset -c 0 "${AS_NOBODY[@]}" "$OUT/spaced" 100 20 "$DATA" ;;
 		sqpoll) run_case sqpoll taskset -c 0 "${AS_NOBODY[@]}" "$OUT/spaced" -s 100 20 "$DATA" ;;
@@ -57,9 +56,6 @@ for r in $(seq "$ROUNDS"); do
 		esac
 	done >>"$OUT/raw.txt"
 done
-
-median() { sort -n | awk '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; printf "%.1f", m }'; }
-range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.1f-%.1f", lo, hi }'; }
 
 wake_ups() { # enters with SQ_WAKEUP per submit, poller asleep between reads
 	strace -f -qq -e trace=io_uring_enter -o "$OUT/strace.wake" taskset -c 0 "${AS_NOBODY[@]}" \
@@ -79,7 +75,7 @@ wake_ups() { # enters with SQ_WAKEUP per submit, poller asleep between reads
 	for c in plain sqpoll transparent; do
 		p50=$(awk -v c=$c '$1 == c { print $2 }' "$OUT/raw.txt")
 		p90=$(awk -v c=$c '$1 == c { print $3 }' "$OUT/raw.txt")
-		echo "| $c | $(median <<<"$p50") ($(range <<<"$p50")) | $(median <<<"$p90") ($(range <<<"$p90")) |"
+		echo "| $c | $(median_range 1 <<<"$p50") | $(median_range 1 <<<"$p90") |"
 	done
 	echo
 	echo "plain: Debian's liburing, no SQPOLL; sqpoll: the same program asking for"

@@ -19,12 +19,13 @@ ROUNDS=${1:-5}
 OPS=${2:-20000}
 OUT=target/bench/transparent
 mkdir -p "$OUT"
-[ "$(id -u)" = 0 ] || { echo "run as root (the cases switch to nobody)" >&2; exit 2; }
-LIB=$(readlink -f target/release/librsuring.so)
-[ -f "$LIB" ] || { echo "build first: cargo build --release" >&2; exit 2; }
+# require_root, rsuring_lib, AS_NOBODY, median_range.
+# shellcheck source=../../scripts/lib/common.sh
+. scripts/lib/common.sh
+require_root "the cases switch to nobody"
+LIB=$(rsuring_lib)
 cc -O2 -Wall -Wextra -Werror -pthread -o "$OUT/threads" bench/transparent/threads.c -luring
 chmod 755 "$OUT" "$OUT/threads"
-AS_NOBODY=(taskset -c 0 setpriv --reuid=65534 --regid=65534 --clear-groups --)
 CONFIGS=(plain transparent)
 [ -n "${OLD_LIB:-}" ] && CONFIGS+=(old)
 
@@ -34,24 +35,21 @@ one() { # CONFIG THREADS: prints "CONFIG THREADS app_ns proc_ns wall_s"
 	transparent) vars=(RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1 RSURING_SQPOLL_STEP_ASIDE=0) ;;
 	old) lib=$OLD_LIB vars=(RSURING_SQPOLL=1 RSURING_SQPOLL_CPUS=1) ;;
 	esac
-	"${AS_NOBODY[@]}" env LD_PRELOAD="$lib" "${vars[@]}" "$OUT/threads" "$2" "$OPS" |
+	taskset -c 0 "${AS_NOBODY[@]}" env LD_PRELOAD="$lib" "${vars[@]}" "$OUT/threads" "$2" "$OPS" |
 		sed -E "s/.*wall_s=([0-9.]+) app_cpu_ns_per_op=([0-9.]+) proc_cpu_ns_per_op=([0-9.]+)/$1 $2 \2 \3 \1/"
 }
 
 : >"$OUT/threads.raw"
 for r in $(seq "$ROUNDS"); do
 	for t in 1 2 4 8; do
-		cs=("${CONFIGS[@]}")
 		# Rotate the order each round.
-		for _ in $(seq 1 $(((r + t) % ${#cs[@]}))); do cs=("${cs[@]:1}" "${cs[0]}"); done
-		for c in "${cs[@]}"; do one "$c" "$t" >>"$OUT/threads.raw"; done
+		for c in $(rotated $((r + t)) "${CONFIGS[@]}"); do one "$c" "$t" >>"$OUT/threads.raw"; done
 	done
 done
 
 stat() { # CONFIG THREADS COLUMN [DECIMALS] -> "median (min-max)"
-	awk -v c="$1" -v t="$2" -v k="$3" '$1 == c && $2 == t { print $k }' "$OUT/threads.raw" | sort -n |
-		awk -v d="${4:-0}" '{ a[NR] = $1 } END { m = (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2;
-			f = "%." d "f (%." d "f-%." d "f)"; printf f, m, a[1], a[NR] }'
+	awk -v c="$1" -v t="$2" -v k="$3" '$1 == c && $2 == t { print $k }' "$OUT/threads.raw" |
+		median_range "${4:-0}"
 }
 
 {

@@ -14,6 +14,10 @@
 # ---------------------------------------------------------------------------
 # General
 
+# as_root, apt_update, ensure_deb_src, ...
+# shellcheck source=common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
 log() { printf '%s\n' "$SUITE: $*" >&2; }
 die() { log "error: $*"; exit 2; }
 # The sourcing script's header comment, up to its first empty line.
@@ -37,16 +41,12 @@ common_opt() {
 	esac
 }
 
-as_root() {
-	if [ "$(id -u)" = 0 ]; then "$@"
-	elif command -v sudo >/dev/null; then sudo -n "$@"
-	else log "need root for: $*"; return 1
-	fi
-}
-
-# wait_slot N: wait until fewer than N background jobs run.
+# wait_slot N [PID...]: wait until fewer than N background jobs run, not
+# counting the jobs PID... (those run_tests starts aside).
 wait_slot() {
-	while [ "$(jobs -rp | wc -l)" -ge "$1" ]; do wait -n; done
+	local n=$1
+	shift
+	while [ "$(jobs -rp | grep -vxF -f <(printf '%s\n' "$@" 0) | wc -l)" -ge "$n" ]; do wait -n; done
 }
 
 # check_soname LIB: die unless LIB exists and has SONAME liburing.so.2.
@@ -264,9 +264,14 @@ record_result() {
 
 # run_tests MODE JOBS TEST...: each TEST that excluded_reason MODE TEST does
 # not name a reason for and that built, with run_one MODE TEST (the caller's),
-# JOBS at a time; EXCLUDED and BUILDFAIL results for the others.
+# JOBS at a time; EXCLUDED and BUILDFAIL results for the others. The tests
+# that runs_aside MODE TEST (the caller's, optional) is true for start
+# first, beside the others and outside the JOBS count: tests that only wait
+# until the timeout (they hang with liburing too), so that their wait does
+# not add to the run's.
 run_tests() {
 	local mode=$1 jobs=$2 d=$WORK/$1 t reason
+	local -a aside=() aside_pids=()
 	shift 2
 	for t in "$@"; do
 		if reason=$(excluded_reason "$mode" "$t"); then
@@ -275,10 +280,20 @@ run_tests() {
 		elif [ -f "$d/build/$t.failed" ]; then
 			echo "$t BUILDFAIL - 0" >"$d/results.d/$t"
 			printf '[%s] %-28s %-7s  %s, see %s\n' "$mode" "$t" BUILDFAIL "$(cat "$d/build/$t.failed")" "$d/build/$t.log"
-		else
-			wait_slot "$jobs"
-			run_one "$mode" "$t" &
+		elif declare -F runs_aside >/dev/null && runs_aside "$mode" "$t"; then
+			aside+=("$t")
 		fi
+	done
+	for t in "${aside[@]}"; do
+		log "[$mode] $t runs beside the others (it waits until the timeout)"
+		run_one "$mode" "$t" &
+		aside_pids+=("$!")
+	done
+	for t in "$@"; do
+		[ -f "$d/results.d/$t" ] && continue
+		[[ " ${aside[*]} " == *" $t "* ]] && continue
+		wait_slot "$jobs" "${aside_pids[@]}"
+		run_one "$mode" "$t" &
 	done
 	wait
 }

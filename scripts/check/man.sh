@@ -8,7 +8,7 @@
 # every page; rsuring(7) has one ENVIRONMENT subsection per RSURING_*
 # variable the library reads (src/), no other, and refers to every page.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 . scripts/lib/skip.sh
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }

@@ -22,7 +22,7 @@
 # unless FORCE=1 (checked with INSTALL=false, so nothing is ever written
 # there). KEEP=1 keeps the scratch directory for a look afterwards.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT

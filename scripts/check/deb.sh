@@ -15,7 +15,7 @@
 # The package is purged on any failure. Runs of this check on one machine
 # take turns (flock); dpkg's own lock is waited for.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root=$PWD
 
 . scripts/lib/skip.sh
