@@ -259,12 +259,8 @@ fn absolute(module: &str, children: &BTreeSet<String>, path: &[String]) -> Optio
         base.pop()?;
         rest = &rest[1..];
     }
-    Some(
-        base.into_iter()
-            .map(String::from)
-            .chain(rest.to_vec())
-            .collect(),
-    )
+    let base = base.into_iter().map(String::from);
+    Some(base.chain(rest.to_vec()).collect())
 }
 
 /// The module a path from the crate root lands in: its longest prefix that
@@ -346,9 +342,8 @@ fn check<L: AsRef<[&'static str]>>(layers: &[L], tree: &Tree) -> Vec<String> {
         }
         let f = file(from);
         if to.is_empty() {
-            problems.push(format!(
-                "{f}: `{via}` goes through the crate root; name the module"
-            ));
+            let root = "goes through the crate root; name the module";
+            problems.push(format!("{f}: `{via}` {root}"));
         } else if let (Some(&lf), Some(&lt)) = (layer_of.get(lf), layer_of.get(lt)) {
             if lt >= lf {
                 problems.push(format!(
@@ -386,15 +381,13 @@ fn check<L: AsRef<[&'static str]>>(layers: &[L], tree: &Tree) -> Vec<String> {
             problems.push(format!("{f_}: {what}"));
         }
         let layer = layer_of.get(top_level(module));
-        let queue = facts
-            .get("queue")
-            .filter(|_| layer.is_some() && layer < queue_layer);
-        for name in queue
-            .iter()
-            .flat_map(|q| f.calls.intersection(&q.live_ring_methods))
-        {
-            let what = "a method of queue.rs (a later layer)";
-            problems.push(format!("{f_}: calls `.{name}(…)`, {what}"));
+        let below_queue = layer.is_some() && layer < queue_layer;
+        let queue = facts.get("queue").filter(|_| below_queue);
+        for name in queue.iter().flat_map(|q| &q.live_ring_methods) {
+            if f.calls.contains(name) {
+                let what = "a method of queue.rs (a later layer)";
+                problems.push(format!("{f_}: calls `.{name}(…)`, {what}"));
+            }
         }
     }
     problems
@@ -406,9 +399,7 @@ fn documented_layers(lib_rs: &str) -> Vec<BTreeSet<String>> {
     let (mut layers, mut open) = (Vec::<BTreeSet<String>>::new(), false);
     for doc in lib_rs.lines().filter_map(|l| l.strip_prefix("//!")) {
         let mut text = doc.trim();
-        let numbered = text
-            .split_once(". ")
-            .filter(|(n, _)| n.parse::<u32>().is_ok());
+        let numbered = text.split_once(". ").filter(|p| p.0.parse::<u8>().is_ok());
         if let Some((_, rest)) = numbered {
             (text, open) = (rest, true);
             layers.push(BTreeSet::new());
@@ -446,14 +437,10 @@ fn src_lib_rs_documents_the_same_layers() {
         let names = l.iter().filter(|m| tree.contains_key(**m));
         names.map(|m| m.to_string()).collect()
     };
-    let existing: Vec<_> = LAYERS
-        .iter()
-        .map(exists)
-        .filter(|l| !l.is_empty())
-        .collect();
+    let existing = LAYERS.iter().map(exists).filter(|l| !l.is_empty());
     assert_eq!(
         documented_layers(&tree[""].1),
-        existing,
+        existing.collect::<Vec<_>>(),
         "src/lib.rs's list of layers (left) and LAYERS in tests/layering.rs (right, modules \
          that exist) disagree: edit both"
     );
@@ -559,28 +546,17 @@ const CASES: &[Case] = &[
 #[test]
 fn the_checker_finds_what_each_made_up_tree_breaks() {
     for &(what, layers, files, want) in CASES {
-        let layers: Vec<Vec<&str>> = layers
-            .split('|')
-            .map(|l| l.split_whitespace().collect())
-            .collect();
-        let tree: Tree = [("", "")]
-            .iter()
-            .chain(files)
-            .map(|&(m, text)| {
-                let file = if m.is_empty() {
-                    "lib".into()
-                } else {
-                    m.replace("::", "/")
-                };
-                (m.to_string(), (format!("src/{file}.rs"), text.to_string()))
-            })
-            .collect();
-        let problems = check(&layers, &tree);
+        let layers = layers.split('|').map(|l| l.split_whitespace().collect());
+        let source = |&(m, text): &(&str, &str)| {
+            let name = m.replace("::", "/");
+            let name = if m.is_empty() { "lib" } else { &name };
+            (m.to_string(), (format!("src/{name}.rs"), text.to_string()))
+        };
+        let tree: Tree = [("", "")].iter().chain(files).map(source).collect();
+        let problems = check(&layers.collect::<Vec<Vec<_>>>(), &tree);
         for w in want {
-            assert!(
-                problems.iter().any(|p| p.contains(w)),
-                "{what}: no `{w}` in {problems:#?}"
-            );
+            let found = problems.iter().any(|p| p.contains(w));
+            assert!(found, "{what}: no `{w}` in {problems:#?}");
         }
         assert_eq!(problems.len(), want.len(), "{what}: {problems:#?}");
     }
