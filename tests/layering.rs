@@ -94,20 +94,23 @@ fn test_only(attrs: &[Attribute]) -> bool {
 }
 
 /// The paths of a use tree, each from its first segment (`self` in a
-/// group stays a segment; a glob names its prefix).
-fn use_paths(tree: &UseTree, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+/// group stays a segment; a glob names its prefix), and their texts.
+fn use_paths(tree: &UseTree, prefix: Vec<String>, out: &mut Vec<(Vec<String>, String)>) {
     let with = |name: &syn::Ident| [prefix.clone(), vec![name.to_string()]].concat();
-    match tree {
-        UseTree::Path(p) => use_paths(&p.tree, with(&p.ident), out),
-        UseTree::Name(n) => out.push(with(&n.ident)),
-        UseTree::Rename(r) => out.push(with(&r.ident)),
-        UseTree::Glob(_) => out.push(prefix),
+    let path = match tree {
+        UseTree::Path(p) => return use_paths(&p.tree, with(&p.ident), out),
+        UseTree::Name(n) => with(&n.ident),
+        UseTree::Rename(r) => with(&r.ident),
+        UseTree::Glob(_) => prefix,
         UseTree::Group(g) => {
             for t in &g.items {
                 use_paths(t, prefix.clone(), out);
             }
+            return;
         }
-    }
+    };
+    let text = format!("use {}", path.join("::"));
+    out.push((path, text));
 }
 
 fn is_ring_word(e: &Expr) -> bool {
@@ -126,14 +129,6 @@ fn then_rest<T: Parse>(tokens: &TokenStream) -> Option<(T, TokenStream)> {
 }
 
 impl Facts {
-    fn path(&mut self, segments: Vec<String>) {
-        self.ring_word |= segments.windows(2).any(|w| w == ["AtomicU32", "from_ptr"]);
-        if segments.len() > 1 {
-            let text = segments.join("::");
-            self.paths.push((segments, text));
-        }
-    }
-
     /// The tokens of a macro call, whatever its syntax: from each place,
     /// the longest item, else expression, else type that syn reads there
     /// is visited; where none is, one token is skipped (a group's tokens
@@ -183,16 +178,16 @@ impl<'ast> Visit<'ast> for Facts {
     }
 
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        let mut paths = Vec::new();
-        use_paths(&u.tree, Vec::new(), &mut paths);
-        for p in paths {
-            let text = format!("use {}", p.join("::"));
-            self.paths.push((p, text));
-        }
+        use_paths(&u.tree, Vec::new(), &mut self.paths);
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        self.path(path.segments.iter().map(|s| s.ident.to_string()).collect());
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.ring_word |= segments.windows(2).any(|w| w == ["AtomicU32", "from_ptr"]);
+        if segments.len() > 1 {
+            let text = segments.join("::");
+            self.paths.push((segments, text));
+        }
         visit::visit_path(self, path);
     }
 
