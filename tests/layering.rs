@@ -205,7 +205,10 @@ impl<'ast> Visit<'ast> for Facts {
     }
 
     fn visit_expr(&mut self, e: &'ast Expr) {
-        let access = |s: &syn::PathSegment| s.ident == "load" || s.ident == "store";
+        let last_name = |f: &Expr| match f {
+            Expr::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        };
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
@@ -217,10 +220,7 @@ impl<'ast> Visit<'ast> for Facts {
                 self.ring_word |= is_ring_word(&u.expr)
             }
             Expr::Field(_) => self.ring_word |= self.in_access > 0 && is_ring_word(e),
-            Expr::Call(c)
-                if matches!(&*c.func, Expr::Path(p)
-                if p.path.segments.last().is_some_and(access)) =>
-            {
+            Expr::Call(c) if matches!(last_name(&c.func).as_deref(), Some("load" | "store")) => {
                 self.in_access += 1;
                 visit::visit_expr(self, e);
                 self.in_access -= 1;
