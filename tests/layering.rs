@@ -502,7 +502,8 @@ const CASES: &[Case] = &[
     ("a cycle through a submodule", "a", &[
         ("a", "mod kid;\nfn f() { kid::g() }\npub fn h() {}"),
         ("a::kid", "pub fn g() { super::h() }"),
-    ], &["module cycle: a -> a::kid (`kid::g` in src/a.rs), a::kid -> a (`super::h` in src/a/kid.rs)"]),
+    ], &["module cycle: a -> a::kid (`kid::g` in src/a.rs), \
+          a::kid -> a (`super::h` in src/a/kid.rs)"]),
     ("comments, strings and tests do not count", "a | b", &[
         ("a", "// see crate::b::g\n/// [`crate::b`]\nconst S: &str = \"crate::b::g\";\n\
                const C: char = '\"';\n#[cfg(test)]\nmod tests { use crate::b::g; }\n\
@@ -518,7 +519,8 @@ const CASES: &[Case] = &[
         "ring | stats setup env lock register | queue | ffi", &[
         ("ring", "pub struct LiveRing;\n\
                   impl LiveRing { pub fn head(&self) -> u32 { unsafe { *self.cq.khead } } }"),
-        ("stats", "use crate::ring::LiveRing;\nimpl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
+        ("stats", "use crate::ring::LiveRing;\n\
+                   impl LiveRing { fn count(&self) { self.flush_sq(); } }\n\
                    fn peek(r: &LiveRing) -> u32 { unsafe { *r.cq.khead } }"),
         ("setup", "fn tail(r: &LiveRing) -> u32 { unsafe { load(r.sq.ktail, Relaxed) } }"),
         ("env", "fn slot(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }"),
