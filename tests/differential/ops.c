@@ -47,16 +47,14 @@ void sec_links_drain(void)
 	queue_nop(&ring, 0x11, IOSQE_IO_LINK);
 	queue_read(&ring, -1, buf, sizeof(buf), 0x12, IOSQE_IO_LINK);
 	queue_nop(&ring, 0x13, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+	submit_show(&ring, "submit", 3);
 
 	STEP("hardlink with a failing member");
 	say("-- IO_HARDLINK: nop -> read(fd -1) -> nop");
 	queue_nop(&ring, 0x21, IOSQE_IO_HARDLINK);
 	queue_read(&ring, -1, buf, sizeof(buf), 0x22, IOSQE_IO_HARDLINK);
 	queue_nop(&ring, 0x23, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+	submit_show(&ring, "submit", 3);
 
 	STEP("link timeout that fires");
 	say("-- read(empty pipe) -> link_timeout 20 ms");
@@ -95,8 +93,7 @@ void sec_links_drain(void)
 	queue_nop(&ring, 0x51, IOSQE_CQE_SKIP_SUCCESS);
 	queue_read(&ring, -1, buf, sizeof(buf), 0x52, IOSQE_CQE_SKIP_SUCCESS);
 	queue_nop(&ring, 0x53, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	STEP("drain after CQE_SKIP_SUCCESS");
 	say("-- nop DRAIN ; nop, on a ring that has used CQE_SKIP_SUCCESS");
@@ -104,8 +101,7 @@ void sec_links_drain(void)
 	queue_nop(&ring, 0x72, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	show_ret("sq_ready", io_uring_sq_ready(&ring));
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	io_uring_queue_exit(&ring);
 	close(p[0]);
@@ -190,8 +186,7 @@ void sec_timeouts(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_timeout_update(sqe, &upd, 0x999, 0);
 	io_uring_sqe_set_data64(sqe, 0x62);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	STEP("ETIME_SUCCESS in a link");
 	say("-- timeout 20 ms ETIME_SUCCESS -> nop");
@@ -205,8 +200,7 @@ void sec_timeouts(void)
 	STEP("bad timeout flags");
 	say("-- timeout with unknown flags");
 	queue_timeout(&ring, &rel, 0, 1u << 30, 0x81, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	io_uring_queue_exit(&ring);
 }
 
@@ -236,8 +230,7 @@ void sec_cancel(void)
 	queue_poll(&ring, a[0], 0x11);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0x11, 0, 0x12);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("cancel any");
 	say("-- two polls, cancel ANY");
@@ -245,8 +238,7 @@ void sec_cancel(void)
 	queue_poll(&ring, b[0], 0x22);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+	submit_show(&ring, "submit cancel", 3);
 
 	STEP("cancel by fd");
 	say("-- polls on two pipes, cancel by fd, then by fd ALL");
@@ -257,22 +249,18 @@ void sec_cancel(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_cancel_fd(sqe, a[0], 0);
 	io_uring_sqe_set_data64(sqe, 0x34);
-	show_ret("submit cancel fd", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel fd", 2);
 	sqe = sqe_of(&ring);
 	io_uring_prep_cancel_fd(sqe, a[0], IORING_ASYNC_CANCEL_ALL);
 	io_uring_sqe_set_data64(sqe, 0x35);
-	show_ret("submit cancel fd ALL", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel fd ALL", 2);
 	queue_cancel(&ring, 0x33, 0, 0x36);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("cancel of nothing");
 	say("-- cancel an unknown user_data");
 	queue_cancel(&ring, 0x999, 0, 0x41);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 
 	STEP("cancel a read");
 	say("-- read(empty pipe), cancel by user_data");
@@ -281,8 +269,7 @@ void sec_cancel(void)
 	io_uring_sqe_set_data64(sqe, 0x51);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0x51, 0, 0x52);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("sync cancel");
 	say("-- poll, io_uring_register_sync_cancel");
@@ -328,8 +315,7 @@ void sec_multishot_poll(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_poll_remove(sqe, 0x11);
 	io_uring_sqe_set_data64(sqe, 0x12);
-	show_ret("submit poll_remove", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_remove", 2);
 
 	STEP("poll update");
 	say("-- multishot poll, poll_update to one-shot, a write");
@@ -344,13 +330,11 @@ void sec_multishot_poll(void)
 				  IORING_POLL_UPDATE_USER_DATA |
 					  IORING_POLL_UPDATE_EVENTS);
 	io_uring_sqe_set_data64(sqe, 0x23);
-	show_ret("submit poll_update", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_update", 2);
 	sqe = sqe_of(&ring);
 	io_uring_prep_poll_remove(sqe, 0x22);
 	io_uring_sqe_set_data64(sqe, 0x24);
-	show_ret("submit poll_remove", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_remove", 2);
 
 	io_uring_queue_exit(&ring);
 	close(p[0]);
