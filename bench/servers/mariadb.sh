@@ -24,15 +24,13 @@ ROUNDS=${1:-2}
 SECS=${2:-20}
 TABLES=${3:-4}
 ROWS=${4:-200000}
-OUT=$(pwd)/target/bench/servers
-mkdir -p "$OUT"
-# require_root, need_commands, rsuring_lib, at_exit, stop_process, cpu_ticks.
+# bench_setup (OUT, LIB), need_commands, at_exit, stop_process, cpu_ticks,
+# server_rounds.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root
+bench_setup servers
 need_commands "apt-get install mariadb-server sysbench" \
 	mariadbd mariadb-install-db mariadb sysbench setpriv taskset
-LIB=$(rsuring_lib)
 RUN=$(mktemp -d /tmp/rsuring-mariadb.XXXXXX)
 at_exit 'rm -rf "$RUN"'
 chown mysql:mysql "$RUN"

@@ -24,14 +24,11 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-2}
 SECS=${2:-5}
 N=${3:-2}
-OUT=$(pwd)/target/bench/servers
-mkdir -p "$OUT"
-# require_root, rsuring_lib, need_commands, loopdev_setup, at_exit,
-# stop_process, cpu_ticks, AS_NOBODY.
+# bench_setup (OUT, LIB), need_commands, loopdev_setup, at_exit,
+# stop_process, cpu_ticks, AS_NOBODY, server_rounds.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root
-LIB=$(rsuring_lib)
+bench_setup servers
 need_commands "apt-get install qemu-utils fio" qemu-storage-daemon qemu-img fio setpriv taskset
 loopdev_setup 512M
 chown nobody "$LOOPDEV"
