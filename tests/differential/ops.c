@@ -31,50 +31,55 @@ static void write_byte(int fd)
 		say("!! write to the pipe: %s", strerror(errno));
 }
 
+/*
+ * Queues a link timeout of *ts (which must last until the submit) as ud
+ * after the linked request already queued, submits both and shows their
+ * CQEs.
+ */
+static void submit_link_timeout(struct io_uring *ring,
+				struct __kernel_timespec *ts, __u64 ud)
+{
+	struct io_uring_sqe *sqe = sqe_of(ring);
+
+	io_uring_prep_link_timeout(sqe, ts, 0);
+	io_uring_sqe_set_data64(sqe, ud);
+	show_ret("submit", io_uring_submit(ring));
+	show_cqes(ring, 2, 2000, NULL);
+}
+
 void sec_links_drain(void)
 {
 	struct __kernel_timespec ts;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	char buf[16];
-	int p[2];
+	int p[2], i;
 
 	make_pipe(p);
 	need(init_ring(&ring, 16, 0, "init 16"), "init");
 
-	STEP("link with a failing member");
-	say("-- IO_LINK: nop -> read(fd -1) -> nop");
-	queue_nop(&ring, 0x11, IOSQE_IO_LINK);
-	queue_read(&ring, -1, buf, sizeof(buf), 0x12, IOSQE_IO_LINK);
-	queue_nop(&ring, 0x13, 0);
-	submit_show(&ring, "submit", 3);
+	for (i = 0; i < 2; i++) {
+		unsigned flag = i ? IOSQE_IO_HARDLINK : IOSQE_IO_LINK;
+		__u64 ud = 0x11 + 0x10 * i;
 
-	STEP("hardlink with a failing member");
-	say("-- IO_HARDLINK: nop -> read(fd -1) -> nop");
-	queue_nop(&ring, 0x21, IOSQE_IO_HARDLINK);
-	queue_read(&ring, -1, buf, sizeof(buf), 0x22, IOSQE_IO_HARDLINK);
-	queue_nop(&ring, 0x23, 0);
-	submit_show(&ring, "submit", 3);
+		STEP(i ? "hardlink with a failing member" : "link with a failing member");
+		say("-- %s: nop -> read(fd -1) -> nop", i ? "IO_HARDLINK" : "IO_LINK");
+		queue_nop(&ring, ud, flag);
+		queue_read(&ring, -1, buf, sizeof(buf), ud + 1, flag);
+		queue_nop(&ring, ud + 2, 0);
+		submit_show(&ring, "submit", 3);
+	}
 
 	STEP("link timeout that fires");
 	say("-- read(empty pipe) -> link_timeout 20 ms");
 	queue_read(&ring, p[0], buf, sizeof(buf), 0x31, IOSQE_IO_LINK);
 	ts = ms_ts(20);
-	sqe = sqe_of(&ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	io_uring_sqe_set_data64(sqe, 0x32);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 2000, NULL);
+	submit_link_timeout(&ring, &ts, 0x32);
 
 	STEP("link timeout that does not fire");
 	say("-- nop -> link_timeout 5 s");
 	queue_nop(&ring, 0x41, IOSQE_IO_LINK);
 	ts = ms_ts(5000);
-	sqe = sqe_of(&ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 2000, NULL);
+	submit_link_timeout(&ring, &ts, 0x42);
 
 	STEP("drain");
 	say("-- poll(pipe) ; nop DRAIN ; nop, then a write to the pipe");
