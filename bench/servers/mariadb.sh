@@ -97,7 +97,9 @@ SERVER_CONFIGS="debian rsuring transparent always" server_rounds "$ROUNDS" one_r
 [ -f "$RUN/stats.json" ] && cp "$RUN/stats.json" "$OUT/mariadb-transparent-stats.json"
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/mariadb.md"
-import collections, json, os, statistics, sys
+import collections, statistics, sys
+sys.path.insert(0, "bench/servers")
+import summary
 raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 tps, bad, load = {}, collections.defaultdict(int), []
 for line in open(raw):
@@ -131,13 +133,7 @@ for place in ("spare", "shared"):
             cpu.append(f"{statistics.median(v):.0f}")
         print(f"| {place} | {w} | {statistics.median(base):.0f} | {' | '.join(cells)} | {' / '.join(cpu)} |")
 print()
-for conf, name in (("transparent", "stats.json"), ("always", "stats.always.json")):
-    words = collections.Counter()
-    path = os.path.join(run, name)
-    for line in open(path) if os.path.exists(path) else []:
-        words[json.loads(line).get("transparent", "-")] += 1
-    print(f"{conf} rings (all lifetimes): " + ", ".join(f"{k}: {n}" for k, n in sorted(words.items())))
-if load:
-    print(f"Load average (1 min) after each lifetime: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
+summary.print_rings(run, (("transparent", "stats.json"), ("always", "stats.always.json")))
+summary.print_load(load)
 print("CHECK TABLE failures per configuration: " + ", ".join(f"{p}/{c}: {n}" for (p, c), n in sorted(bad.items())))
 PY
