@@ -205,6 +205,21 @@ def fio_version(fio):
 
 def report(a, res, load, seconds):
     v, pr = res.vals, res.paired
+
+    def row(*cells):
+        return "| " + " | ".join(str(c) for c in cells) + " |"
+
+    def val(k, field, f=num):
+        return fmt_range(v(k, field), f)
+
+    def ratio(k, base, field):
+        return fmt_range(pr(k, base, field), num)
+
+    def table(title, header, align, rows, notes=()):
+        """A section: its title, notes, and a Markdown table."""
+        L.extend([f"## {title}", "", *notes, *([""] if notes else []),
+                  row(*header), row(*align), *rows, ""])
+
     L = ["# rsuring fio engine vs fio's io_uring engine", ""]
     L.append(f"- {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, Linux "
              f"{platform.release()}, {os.cpu_count()} CPUs; {fio_version(a.fio)} built by build.sh, "
@@ -227,92 +242,56 @@ def report(a, res, load, seconds):
     L.append(f"- load average before/after: {load[0]:.1f} / {load[1]:.1f}; "
              f"{seconds:.0f} s in all")
     L.append("")
-    L.append("## Noise: fio's engine against itself (A vs A, same rounds)")
-    L.append("")
-    L.append("| job | IOPS | best IOPS | CPU/IO | best CPU/IO | clat p50 | clat p99 "
-             "| lat p50 |")
-    L.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for qd in a.noise_depths:
-        k, k2 = f"qd{qd}/fio", f"qd{qd}/fio-again"
-        L.append(f"| plain QD {qd} | {fmt_range(pr(k2, k, 'iops'), num)} "
-                 f"| {res.best_ratio(k2, k, 'iops', True)} "
-                 f"| {fmt_range(pr(k2, k, 'cpu_us_per_io'), num)} "
-                 f"| {res.best_ratio(k2, k, 'cpu_us_per_io', False)} "
-                 f"| {fmt_range(pr(k2, k, 'p50'), num)} "
-                 f"| {fmt_range(pr(k2, k, 'p99'), num)} "
-                 f"| {fmt_range(pr(k2, k, 'lat_p50'), num)} |")
-    L.append("")
-    L.append("## Plain rings: throughput and CPU (both engines: SINGLE_ISSUER | DEFER_TASKRUN)")
-    L.append("")
-    L.append("| QD | fio IOPS | rsuring IOPS | IOPS ratio | best | fio CPU/IO µs "
-             "| rsuring CPU/IO µs | CPU/IO ratio | best | enters/IO fio / rsuring |")
-    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for qd in PLAIN_DEPTHS:
-        f, r = f"qd{qd}/fio", f"qd{qd}/rs"
-        L.append(f"| {qd} | {fmt_range(v(f, 'iops'), kiops)} | {fmt_range(v(r, 'iops'), kiops)} "
-                 f"| {fmt_range(pr(r, f, 'iops'), num)} | {res.best_ratio(r, f, 'iops', True)} "
-                 f"| {fmt_range(v(f, 'cpu_us_per_io'), num)} "
-                 f"| {fmt_range(v(r, 'cpu_us_per_io'), num)} "
-                 f"| {fmt_range(pr(r, f, 'cpu_us_per_io'), num)} "
-                 f"| {res.best_ratio(r, f, 'cpu_us_per_io', False)} "
-                 f"| {res.enters_of(f)} / {res.enters_of(r)} |")
-    L.append("")
-    L.append("## rsuring with `submit_and_wait=1` (one io_uring_enter per I/O)")
-    L.append("")
-    L.append("Ratios against fio's engine in the same round; clat includes the "
-             "submission in this mode (lat does not change meaning).")
-    L.append("")
-    L.append("| QD | IOPS ratio | CPU/IO ratio | lat p50 ratio | lat p99 ratio "
-             "| clat p50 ratio | enters/IO |")
-    L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for qd in SAW_DEPTHS:
-        f, r = f"qd{qd}/fio", f"qd{qd}/rs-saw"
-        L.append(f"| {qd} | {fmt_range(pr(r, f, 'iops'), num)} "
-                 f"| {fmt_range(pr(r, f, 'cpu_us_per_io'), num)} "
-                 f"| {fmt_range(pr(r, f, 'lat_p50'), num)} "
-                 f"| {fmt_range(pr(r, f, 'lat_p99'), num)} "
-                 f"| {fmt_range(pr(r, f, 'p50'), num)} | {res.enters_of(r)} |")
-    L.append("")
+    table("Noise: fio's engine against itself (A vs A, same rounds)",
+          ("job", "IOPS", "best IOPS", "CPU/IO", "best CPU/IO", "clat p50", "clat p99", "lat p50"),
+          ("---",) + ("---:",) * 7,
+          [row(f"plain QD {qd}", ratio(k2, k, "iops"), res.best_ratio(k2, k, "iops", True),
+               ratio(k2, k, "cpu_us_per_io"), res.best_ratio(k2, k, "cpu_us_per_io", False),
+               ratio(k2, k, "p50"), ratio(k2, k, "p99"), ratio(k2, k, "lat_p50"))
+           for qd in a.noise_depths for k, k2 in ((f"qd{qd}/fio", f"qd{qd}/fio-again"),)])
+    table("Plain rings: throughput and CPU (both engines: SINGLE_ISSUER | DEFER_TASKRUN)",
+          ("QD", "fio IOPS", "rsuring IOPS", "IOPS ratio", "best", "fio CPU/IO µs",
+           "rsuring CPU/IO µs", "CPU/IO ratio", "best", "enters/IO fio / rsuring"),
+          ("---:",) * 10,
+          [row(qd, val(f, "iops", kiops), val(r, "iops", kiops), ratio(r, f, "iops"),
+               res.best_ratio(r, f, "iops", True), val(f, "cpu_us_per_io"),
+               val(r, "cpu_us_per_io"), ratio(r, f, "cpu_us_per_io"),
+               res.best_ratio(r, f, "cpu_us_per_io", False),
+               f"{res.enters_of(f)} / {res.enters_of(r)}")
+           for qd in PLAIN_DEPTHS for f, r in ((f"qd{qd}/fio", f"qd{qd}/rs"),)])
+    table("rsuring with `submit_and_wait=1` (one io_uring_enter per I/O)",
+          ("QD", "IOPS ratio", "CPU/IO ratio", "lat p50 ratio", "lat p99 ratio", "clat p50 ratio",
+           "enters/IO"),
+          ("---:",) * 7,
+          [row(qd, *(ratio(r, f, field)
+                     for field in ("iops", "cpu_us_per_io", "lat_p50", "lat_p99", "p50")),
+               res.enters_of(r))
+           for qd in SAW_DEPTHS for f, r in ((f"qd{qd}/fio", f"qd{qd}/rs-saw"),)],
+          notes=("Ratios against fio's engine in the same round; clat includes the "
+                 "submission in this mode (lat does not change meaning).",))
     for title, p50, p99 in (("Completion latency (clat), plain rings, µs", "p50", "p99"),
                             ("Total latency (lat), plain rings, µs", "lat_p50", "lat_p99")):
-        L.append(f"## {title}")
-        L.append("")
-        L.append("| QD | fio p50 | rsuring p50 | p50 ratio | fio p99 | rsuring p99 | p99 ratio |")
-        L.append("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-        for qd in PLAIN_DEPTHS:
-            f, r = f"qd{qd}/fio", f"qd{qd}/rs"
-            L.append(f"| {qd} | {fmt_range(v(f, p50), us)} | {fmt_range(v(r, p50), us)} "
-                     f"| {fmt_range(pr(r, f, p50), num)} "
-                     f"| {fmt_range(v(f, p99), us)} | {fmt_range(v(r, p99), us)} "
-                     f"| {fmt_range(pr(r, f, p99), num)} |")
-        L.append("")
-    L.append("## sqthread_poll, one job at QD 128 (job on CPU 0, SQ thread on CPU 1)")
-    L.append("")
-    L.append("| engine | IOPS | CPU/IO µs | clat p50 µs | clat p99 µs | lat p50 µs |")
-    L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for label, k in (("fio io_uring", "sq128/fio"), ("rsuring", "sq128/rs")):
-        L.append(f"| {label} | {fmt_range(v(k, 'iops'), kiops)} "
-                 f"| {fmt_range(v(k, 'cpu_us_per_io'), num)} "
-                 f"| {fmt_range(v(k, 'p50'), us)} | {fmt_range(v(k, 'p99'), us)} "
-                 f"| {fmt_range(v(k, 'lat_p50'), us)} |")
-    L.append(f"| ratio rsuring / fio | {fmt_range(pr('sq128/rs', 'sq128/fio', 'iops'), num)} "
-             f"| {fmt_range(pr('sq128/rs', 'sq128/fio', 'cpu_us_per_io'), num)} "
-             f"| {fmt_range(pr('sq128/rs', 'sq128/fio', 'p50'), num)} "
-             f"| {fmt_range(pr('sq128/rs', 'sq128/fio', 'p99'), num)} "
-             f"| {fmt_range(pr('sq128/rs', 'sq128/fio', 'lat_p50'), num)} |")
-    L.append("")
-    L.append("## 4 jobs x QD 32 as threads, jobs on CPU 0, SQ threads on CPU 1")
-    L.append("")
-    L.append("| configuration | SQ threads | IOPS | CPU/IO µs | IOPS vs fio's 4 x 32 "
-             "| IOPS vs fio's 1 x 128 |")
-    L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
-    for k in ("seed/fio", "seed/rs-dedicated", "seed/rs-percpu"):
-        label = next(c.label for c in res.cfgs if c.key == k)
-        L.append(f"| {label} | {max(v(k, 'sq_threads'))} | {fmt_range(v(k, 'iops'), kiops)} "
-                 f"| {fmt_range(v(k, 'cpu_us_per_io'), num)} "
-                 f"| {fmt_range(pr(k, 'seed/fio', 'iops'), num)} "
-                 f"| {fmt_range(pr(k, 'sq128/fio', 'iops'), num)} |")
-    L.append("")
+        table(title,
+              ("QD", "fio p50", "rsuring p50", "p50 ratio", "fio p99", "rsuring p99", "p99 ratio"),
+              ("---:",) * 7,
+              [row(qd, val(f, p50, us), val(r, p50, us), ratio(r, f, p50),
+                   val(f, p99, us), val(r, p99, us), ratio(r, f, p99))
+               for qd in PLAIN_DEPTHS for f, r in ((f"qd{qd}/fio", f"qd{qd}/rs"),)])
+    fields = ("iops", "cpu_us_per_io", "p50", "p99", "lat_p50")
+    table("sqthread_poll, one job at QD 128 (job on CPU 0, SQ thread on CPU 1)",
+          ("engine", "IOPS", "CPU/IO µs", "clat p50 µs", "clat p99 µs", "lat p50 µs"),
+          ("---",) + ("---:",) * 5,
+          [row(label, *(val(k, field, (kiops, num, us, us, us)[i]) for i, field in enumerate(fields)))
+           for label, k in (("fio io_uring", "sq128/fio"), ("rsuring", "sq128/rs"))]
+          + [row("ratio rsuring / fio", *(ratio("sq128/rs", "sq128/fio", field) for field in fields))])
+    table("4 jobs x QD 32 as threads, jobs on CPU 0, SQ threads on CPU 1",
+          ("configuration", "SQ threads", "IOPS", "CPU/IO µs", "IOPS vs fio's 4 x 32",
+           "IOPS vs fio's 1 x 128"),
+          ("---",) + ("---:",) * 5,
+          [row(next(c.label for c in res.cfgs if c.key == k), max(v(k, "sq_threads")),
+               val(k, "iops", kiops), val(k, "cpu_us_per_io"), ratio(k, "seed/fio", "iops"),
+               ratio(k, "sq128/fio", "iops"))
+           for k in ("seed/fio", "seed/rs-dedicated", "seed/rs-percpu")])
     return "\n".join(L)
 
 

@@ -412,6 +412,14 @@ RSE_NVME_FLAG_OPTION(deac, "deac", 0, "the deallocate bit of Write Zeroes")
 		.group		= FIO_OPT_G_IOURING,			\
 	}
 
+/*
+ * An NVMe passthrough option (its setter rse_set_<field> refuses what is
+ * not its default): `what` it is, and `rule`, the values it accepts.
+ */
+#define RSE_NVME_OPTION(field, opt_type, what, rule)			\
+	RSE_OPTION(#field, opt_type, rse_set_##field, NULL,		\
+		   what " (refused)", "NVMe passthrough only: " rule)
+
 struct fio_option rse_options_table[] = {
 	/* The option names of fio's io_uring engine. */
 	RSE_OPTION("hipri", FIO_OPT_STR_SET, rse_set_hipri, NULL,
@@ -503,49 +511,31 @@ struct fio_option rse_options_table[] = {
 		" reads and writes, not NVMe commands: any value stops the"
 		" job (use fio's ioengine=io_uring_cmd)"),
 #if RSE_HAVE_FUA_OPTIONS
-	RSE_OPTION("readfua", FIO_OPT_STR_SET, rse_set_readfua, NULL,
-		"FUA on NVMe reads (refused)",
-		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
-		" job"),
-	RSE_OPTION("writefua", FIO_OPT_STR_SET, rse_set_writefua, NULL,
-		"FUA on NVMe writes (refused)",
-		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
-		" job"),
-	RSE_OPTION("write_mode", FIO_OPT_STR_STORE, rse_set_write_mode, NULL,
-		"NVMe write command (refused)",
-		"NVMe passthrough only: write (default) is accepted; uncor,"
-		" zeroes or verify stop the job"),
-	RSE_OPTION("verify_mode", FIO_OPT_STR_STORE, rse_set_verify_mode, NULL,
-		"NVMe verify command (refused)",
-		"NVMe passthrough only: read (default) is accepted; compare"
-		" stops the job"),
+	RSE_NVME_OPTION(readfua, FIO_OPT_STR_SET, "FUA on NVMe reads",
+		"0 (default) is accepted, 1 stops the job"),
+	RSE_NVME_OPTION(writefua, FIO_OPT_STR_SET, "FUA on NVMe writes",
+		"0 (default) is accepted, 1 stops the job"),
+	RSE_NVME_OPTION(write_mode, FIO_OPT_STR_STORE, "NVMe write command",
+		"write (default) is accepted; uncor, zeroes or verify stop"
+		" the job"),
+	RSE_NVME_OPTION(verify_mode, FIO_OPT_STR_STORE, "NVMe verify command",
+		"read (default) is accepted; compare stops the job"),
 #endif
 #if RSE_HAVE_PI_OPTIONS
-	RSE_OPTION("md_per_io_size", FIO_OPT_STR_STORE, rse_set_md_per_io_size,
-		NULL, "NVMe metadata buffer (refused)",
-		"NVMe passthrough only: 0 (default) is accepted, a size stops"
-		" the job"),
-	RSE_OPTION("pi_act", FIO_OPT_STR_SET, rse_set_pi_act, NULL,
-		"NVMe PI action (refused)",
-		"NVMe passthrough only: 1 (default) is accepted, 0 stops the"
-		" job"),
-	RSE_OPTION("pi_chk", FIO_OPT_STR_STORE, rse_set_pi_chk, NULL,
-		"NVMe PI checks (refused)",
-		"NVMe passthrough only: any value stops the job"),
-	RSE_OPTION("apptag", FIO_OPT_STR_STORE, rse_set_apptag, NULL,
-		"NVMe application tag (refused)",
-		"NVMe passthrough only: 0x1234 (default) is accepted, another"
-		" value stops the job"),
-	RSE_OPTION("apptag_mask", FIO_OPT_STR_STORE, rse_set_apptag_mask, NULL,
-		"NVMe application tag mask (refused)",
-		"NVMe passthrough only: 0xffff (default) is accepted, another"
-		" value stops the job"),
+	RSE_NVME_OPTION(md_per_io_size, FIO_OPT_STR_STORE, "NVMe metadata buffer",
+		"0 (default) is accepted, a size stops the job"),
+	RSE_NVME_OPTION(pi_act, FIO_OPT_STR_SET, "NVMe PI action",
+		"1 (default) is accepted, 0 stops the job"),
+	RSE_NVME_OPTION(pi_chk, FIO_OPT_STR_STORE, "NVMe PI checks",
+		"any value stops the job"),
+	RSE_NVME_OPTION(apptag, FIO_OPT_STR_STORE, "NVMe application tag",
+		"0x1234 (default) is accepted, another value stops the job"),
+	RSE_NVME_OPTION(apptag_mask, FIO_OPT_STR_STORE, "NVMe application tag mask",
+		"0xffff (default) is accepted, another value stops the job"),
 #endif
 #if RSE_HAVE_DEAC
-	RSE_OPTION("deac", FIO_OPT_STR_SET, rse_set_deac, NULL,
-		"NVMe deallocate bit (refused)",
-		"NVMe passthrough only: 0 (default) is accepted, 1 stops the"
-		" job"),
+	RSE_NVME_OPTION(deac, FIO_OPT_STR_SET, "NVMe deallocate bit",
+		"0 (default) is accepted, 1 stops the job"),
 #endif
 	/* rsuring's extensions. */
 	RSE_OPTION("sqthread_poll_percpu", FIO_OPT_STR_STORE,

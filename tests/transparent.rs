@@ -142,11 +142,22 @@ trait Notes {
     /// Exactly one note line, naming RSURING_SQPOLL (when `names_var`) and
     /// containing one of the `reason` words (any case). Returns it.
     fn assert_one_note(&self, what: &str, names_var: bool, reason: &[&str]) -> String;
+    /// The program's output line that starts with `line=` (panics without a
+    /// `line=` field).
+    fn program_line(&self) -> String;
 }
 
 impl Notes for Run {
     fn passed(&self) -> bool {
         self.expect_pass()
+    }
+
+    fn program_line(&self) -> String {
+        let field = self.field("line");
+        self.stdout
+            .lines()
+            .find(|l| l.starts_with("line="))
+            .map_or(field, str::to_string)
     }
 
     fn notes(&self) -> Vec<&str> {
@@ -544,9 +555,7 @@ fn sqpoll_cpus_on_another_cpu_keeps_transparent_sqpoll() {
     }
     let l = launch(ours("rings"), &["transparent"])
         .sqpoll_with_poller_cpu()
-        .var("RSURING_SQPOLL_CPUS", "1")
-        .nobody()
-        .pin_cpu0();
+        .nobody();
     if let Some(r) = pass(l) {
         r.assert_silent("poller on CPU 1, program on CPU 0");
     }
@@ -864,12 +873,7 @@ fn refused_rings_say_why_and_the_exit_report_counts_refusals() {
         let Some(r) = pass(l.var("RSURING_STATS", "1")) else {
             continue;
         };
-        let line = r.field("line");
-        let line = r
-            .stdout
-            .lines()
-            .find(|l| l.starts_with("line="))
-            .unwrap_or(&line);
+        let line = r.program_line();
         let want = format!(" transparent=refused:{reason} ");
         assert!(line.contains(&want), "{reason}: want{want}in {line}");
         assert!(line.contains(" sqpoll=no "), "{reason}: {line}");
@@ -903,12 +907,7 @@ fn pinned_process_finds_a_poller_cpu_without_sqpoll_cpus() {
         .pin_cpu0()
         .nobody();
     let Some(r) = pass(l) else { return };
-    let line = r.field("line");
-    let line = r
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("line="))
-        .unwrap_or(&line);
+    let line = r.program_line();
     assert!(
         line.contains(" sqpoll=transparent ") && !line.contains(" poller_cpu=0 "),
         "want a transparent ring whose poller is not on CPU 0: {line}"

@@ -42,22 +42,13 @@
  *   RESULT name=NAME cqes=N cpu_ns=N user_ns=N sys_ns=N wall_ns=N [reap_ns_per_cqe=X]
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <link.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <liburing.h>
+#define BENCH_NAME "batch"
+#include "bench_common.h"
 
 #define MAX_VARIANTS 12
 #define MAX_BATCH 256
@@ -95,9 +86,6 @@ static int file_fd = -1;
 static uint64_t file_blocks;
 static char *bufs;
 static uint64_t clock_cost;
-
-#define BENCH_NAME "batch"
-#include "bench_common.h"
 
 static void setup_variant(struct variant *v, char *spec)
 {

@@ -1,26 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers the hot-path benchmark programs (interleave.c, batch.c) share:
- * fatal errors, clocks, per-thread CPU time, argument parsing, symbol
- * look-up, the middle-half mean of the rounds' times. The including program defines BENCH_NAME (its name in error
- * messages) and includes the system headers this needs first (stdio,
- * stdlib, string, errno, time, sys/resource, dlfcn).
+ * What the hot-path benchmark programs (interleave.c, reads.c, batch.c)
+ * share: the headers every one includes (and the setup flags Debian's
+ * liburing 2.3 header lacks), fatal errors, clocks, CPU time, argument
+ * parsing, symbol look-up, the middle-half mean of the rounds' times. The
+ * including program defines _GNU_SOURCE and BENCH_NAME (its name in error
+ * messages) first; a helper a program does not use costs it nothing.
  */
 #ifndef RSURING_BENCH_COMMON_H
 #define RSURING_BENCH_COMMON_H
 
-static void die(const char *what, const char *detail)
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include <liburing.h>
+
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
+/* Not every program uses every helper. */
+#define BENCH_HELPER static __attribute__((unused))
+
+BENCH_HELPER void die(const char *what, const char *detail)
 {
 	fprintf(stderr, BENCH_NAME ": %s: %s\n", what, detail);
 	exit(1);
 }
 
-static void die_ret(const char *what, int ret)
+BENCH_HELPER void die_ret(const char *what, int ret)
 {
 	die(what, strerror(ret < 0 ? -ret : EIO));
 }
 
-static uint64_t clock_ns(clockid_t id)
+BENCH_HELPER uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
@@ -28,18 +52,27 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* User and system CPU time of the calling thread, in ns. */
-static void thread_rusage_ns(uint64_t *user, uint64_t *sys)
+/*
+ * User and system CPU time, in ns, of the calling thread (RUSAGE_THREAD)
+ * or of the whole process (RUSAGE_SELF).
+ */
+BENCH_HELPER void rusage_ns(int who, uint64_t *user, uint64_t *sys)
 {
 	struct rusage ru;
 
-	getrusage(RUSAGE_THREAD, &ru);
+	getrusage(who, &ru);
 	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
 	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
 }
 
+/* User and system CPU time of the calling thread, in ns. */
+BENCH_HELPER void thread_rusage_ns(uint64_t *user, uint64_t *sys)
+{
+	rusage_ns(RUSAGE_THREAD, user, sys);
+}
+
 /* A decimal number from 1 to max, or die naming what it was for. */
-static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
+BENCH_HELPER unsigned long parse_ul(const char *s, const char *what, unsigned long max)
 {
 	char *end;
 	unsigned long v;
@@ -51,7 +84,7 @@ static unsigned long parse_ul(const char *s, const char *what, unsigned long max
 	return v;
 }
 
-static void *sym(void *h, const char *name)
+BENCH_HELPER void *sym(void *h, const char *name)
 {
 	void *p = dlsym(h, name);
 
@@ -60,7 +93,7 @@ static void *sym(void *h, const char *name)
 	return p;
 }
 
-static int cmp_u64(const void *a, const void *b)
+BENCH_HELPER int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
@@ -68,7 +101,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* The mean of the middle half of `n` values (sorts them). */
-static double middle_mean(uint64_t *v, unsigned long n)
+BENCH_HELPER double middle_mean(uint64_t *v, unsigned long n)
 {
 	unsigned long i, lo = n / 4, hi = n - n / 4;
 	double sum = 0;

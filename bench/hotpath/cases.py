@@ -97,19 +97,25 @@ BLOCKS = [
           "reap", READ_VARIANTS, chunks=100),
     Block("reap_batch", "reap 128 CQEs: peek_batch_cqe + cq_advance", ("reap-batch", "{ops}"), 40_000,
           "reap", READ_VARIANTS + ("rs_ext",), chunks=100),
-    Block("read_buf_qd1", "4k random reads, buffered (/dev/shm), QD1",
-          ("{file}", "1", "buffered", "plain", "{ops}"), 300_000, "cpu", READ_VARIANTS, 0.6, "file"),
-    Block("read_buf_qd32", "4k random reads, buffered (/dev/shm), QD32",
-          ("{file}", "32", "buffered", "plain", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
-    Block("read_buf_qd32_defer", "4k random reads, buffered (/dev/shm), QD32, DEFER_TASKRUN",
-          ("{file}", "32", "buffered", "defer", "{ops}"), 600_000, "cpu", READ_VARIANTS, 0.6, "file"),
-    Block("read_dio_qd1", "4k random reads, O_DIRECT (loop device), QD1",
-          ("{dev}", "1", "direct", "plain", "{ops}"), 60_000, "wall", READ_VARIANTS, 0.6, "dev"),
-    Block("read_dio_qd32", "4k random reads, O_DIRECT (loop device), QD32",
-          ("{dev}", "32", "direct", "plain", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
-    Block("read_dio_qd128_defer", "4k random reads, O_DIRECT (loop device), QD128, DEFER_TASKRUN",
-          ("{dev}", "128", "direct", "defer", "{ops}"), 300_000, "wall", READ_VARIANTS, 0.6, "dev"),
 ]
+
+
+def read_block(target, qd, ring, ops):
+    """A 4k random read block (reads.c): buffered on a /dev/shm file
+    (target "file", CPU time) or O_DIRECT on the loop device ("dev", wall
+    time), QD `qd`, a plain or DEFER_TASKRUN ("defer") ring."""
+    buffered = target == "file"
+    where = "buffered (/dev/shm)" if buffered else "O_DIRECT (loop device)"
+    defer = ring == "defer"
+    return Block(f"read_{'buf' if buffered else 'dio'}_qd{qd}{'_defer' if defer else ''}",
+                 f"4k random reads, {where}, QD{qd}{', DEFER_TASKRUN' if defer else ''}",
+                 ("{" + target + "}", str(qd), "buffered" if buffered else "direct", ring, "{ops}"),
+                 ops, "cpu" if buffered else "wall", READ_VARIANTS, 0.6, target)
+
+
+BLOCKS += [read_block(*b) for b in (("file", 1, "plain", 300_000), ("file", 32, "plain", 600_000),
+                                    ("file", 32, "defer", 600_000), ("dev", 1, "plain", 60_000),
+                                    ("dev", 32, "plain", 300_000), ("dev", 128, "defer", 300_000))]
 
 
 @dataclass(frozen=True)
@@ -126,52 +132,63 @@ class Row:
     section: str = "other"
 
 
+def against_both(block, what, targets=(0.0, 0.0), section="other", vs="rsuring vs liburing"):
+    """The two rows of `block` for rsuring against liburing 2.15 ("up") and
+    2.3 ("deb"), labelled "WHAT: VS 2.15" and "WHAT: VS 2.3"."""
+    return [Row(block, "rs", base, f"{what}: {vs} {version}", target, section)
+            for base, version, target in (("up", "2.15", targets[0]), ("deb", "2.3", targets[1]))]
+
+
+def attribution(block, what, notes=("", "", "")):
+    """Where the difference to liburing 2.3 comes from, in `block`'s runs:
+    the library code, NO_SQARRAY, and liburing's own change (each label
+    with its note, if any)."""
+    parts = (("rs_sqarray", "deb", "library code alone"),
+             ("rs", "rs_sqarray", "NO_SQARRAY alone"),
+             ("up", "deb", "liburing 2.15 vs 2.3"))
+    return [Row(block, subject, base, f"{what}: {text}{note}", 0, "attribution")
+            for (subject, base, text), note in zip(parts, notes)]
+
+
+def references(pairs):
+    """Like-for-like ring setups of the NOP QD128 b32 block: (subject,
+    baseline, label) each."""
+    return [Row("nop_b32", subject, base, label, 0, "references") for subject, base, label in pairs]
+
+
 ROWS = [
     # Targets of issue 17.
-    Row("nop_b32", "rs", "up", "NOP QD128 b32: rsuring vs liburing 2.15", 1.02, "targets"),
-    Row("nop_b32", "rs", "deb", "NOP QD128 b32: rsuring vs liburing 2.3", 1.05, "targets"),
-    Row("nop_b8", "rs", "up", "NOP QD128 b8: rsuring vs liburing 2.15", 1.02, "targets"),
-    Row("nop_b8", "rs", "deb", "NOP QD128 b8: rsuring vs liburing 2.3", 1.05, "targets"),
-    Row("nop_qd1", "rs", "up", "NOP QD1: rsuring vs liburing 2.15", 1.00, "targets"),
-    Row("nop_qd1", "rs", "deb", "NOP QD1: rsuring vs liburing 2.3", 1.00, "targets"),
+    *against_both("nop_b32", "NOP QD128 b32", (1.02, 1.05), "targets"),
+    *against_both("nop_b8", "NOP QD128 b8", (1.02, 1.05), "targets"),
+    *against_both("nop_qd1", "NOP QD1", (1.00, 1.00), "targets"),
     Row("nop_b32", "rs_proc", "tio", "NOP QD128 b32: rsuring vs t/io_uring -N1 (separate processes)", 0.95,
         "targets"),
     # Where the difference to liburing 2.3 comes from (same runs).
-    Row("nop_b32", "rs_sqarray", "deb", "b32: library code alone (both with the kernel's SQ array)", 0,
-        "attribution"),
-    Row("nop_b32", "rs", "rs_sqarray", "b32: NO_SQARRAY alone (rsuring with vs without)", 0, "attribution"),
-    Row("nop_b32", "up", "deb", "b32: liburing 2.15 vs 2.3 (its library and NO_SQARRAY)", 0, "attribution"),
-    Row("nop_b8", "rs_sqarray", "deb", "b8: library code alone", 0, "attribution"),
-    Row("nop_b8", "rs", "rs_sqarray", "b8: NO_SQARRAY alone", 0, "attribution"),
-    Row("nop_b8", "up", "deb", "b8: liburing 2.15 vs 2.3", 0, "attribution"),
-    Row("nop_qd1", "rs_sqarray", "deb", "QD1: library code alone", 0, "attribution"),
-    Row("nop_qd1", "rs", "rs_sqarray", "QD1: NO_SQARRAY alone", 0, "attribution"),
-    Row("nop_qd1", "up", "deb", "QD1: liburing 2.15 vs 2.3", 0, "attribution"),
+    *attribution("nop_b32", "b32", (" (both with the kernel's SQ array)", " (rsuring with vs without)",
+                                    " (its library and NO_SQARRAY)")),
+    *attribution("nop_b8", "b8"),
+    *attribution("nop_qd1", "QD1"),
     # The raw limit and like-for-like ring setups.
-    Row("nop_b32", "rs_defer", "tio", "b32, DEFER_TASKRUN ring (as t/io_uring): rsuring vs t/io_uring",
-        0, "references"),
-    Row("nop_b32", "up_defer", "tio", "b32, DEFER_TASKRUN ring: liburing 2.15 vs t/io_uring", 0, "references"),
-    Row("nop_b32", "rs_defer", "up_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.15", 0, "references"),
-    Row("nop_b32", "rs_defer", "deb_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.3", 0, "references"),
-    Row("nop_b32", "rs_reg", "up_reg", "b32, registered ring fd: rsuring vs liburing 2.15", 0, "references"),
-    Row("nop_b32", "rs_reg", "deb_reg", "b32, registered ring fd: rsuring vs liburing 2.3", 0, "references"),
-    Row("nop_b32", "rs_proc", "crate", "b32: rsuring vs the io-uring crate (separate processes)", 0,
-        "references"),
-    Row("nop_b32", "rs_proc", "rs", "b32: rsuring in a process of its own vs interleaved", 0, "references"),
-    Row("nop_b32", "rs_stats", "rs", "b32: RSURING_STATS=1 vs off", 0, "references"),
+    *references((
+        ("rs_defer", "tio", "b32, DEFER_TASKRUN ring (as t/io_uring): rsuring vs t/io_uring"),
+        ("up_defer", "tio", "b32, DEFER_TASKRUN ring: liburing 2.15 vs t/io_uring"),
+        ("rs_defer", "up_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.15"),
+        ("rs_defer", "deb_defer", "b32, DEFER_TASKRUN ring: rsuring vs liburing 2.3"),
+        ("rs_reg", "up_reg", "b32, registered ring fd: rsuring vs liburing 2.15"),
+        ("rs_reg", "deb_reg", "b32, registered ring fd: rsuring vs liburing 2.3"),
+        ("rs_proc", "crate", "b32: rsuring vs the io-uring crate (separate processes)"),
+        ("rs_proc", "rs", "b32: rsuring in a process of its own vs interleaved"),
+        ("rs_stats", "rs", "b32: RSURING_STATS=1 vs off"),
+    )),
     # Other cases.
-    Row("nop_b1", "rs", "up", "NOP QD128 b1: rsuring vs liburing 2.15"),
-    Row("nop_b1", "rs", "deb", "NOP QD128 b1: rsuring vs liburing 2.3"),
-    Row("reap_one", "rs", "up", "reap peek_cqe + cqe_seen: rsuring vs liburing 2.15"),
-    Row("reap_one", "rs", "deb", "reap peek_cqe + cqe_seen: rsuring vs liburing 2.3"),
-    Row("reap_batch", "rs", "up", "reap peek_batch_cqe: rsuring vs liburing 2.15"),
-    Row("reap_batch", "rs", "deb", "reap peek_batch_cqe: rsuring vs liburing 2.3"),
+    *against_both("nop_b1", "NOP QD128 b1"),
+    *against_both("reap_one", "reap peek_cqe + cqe_seen"),
+    *against_both("reap_batch", "reap peek_batch_cqe"),
     Row("reap_batch", "rs_ext", "up", "reap rsuring_wait_batch_cqe vs liburing 2.15 peek_batch_cqe"),
 ]
 for _b in BLOCKS:
     if _b.name.startswith("read_"):
-        ROWS.append(Row(_b.name, "rs", "up", _b.label.replace("4k random reads", "reads") + ": rsuring vs 2.15"))
-        ROWS.append(Row(_b.name, "rs", "deb", _b.label.replace("4k random reads", "reads") + ": rsuring vs 2.3"))
+        ROWS += against_both(_b.name, _b.label.replace("4k random reads", "reads"), vs="rsuring vs")
 
 SECTIONS = [
     ("targets", "Targets"),

@@ -47,26 +47,10 @@
  * that library's run.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
-#include <limits.h>
 #include <link.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
-#include <time.h>
 
-#include <liburing.h>
-
-#ifndef IORING_SETUP_SINGLE_ISSUER
-#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
-#endif
-#ifndef IORING_SETUP_DEFER_TASKRUN
-#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
-#endif
+#define BENCH_NAME "interleave"
+#include "bench_common.h"
 
 #define MAX_VARIANTS 14
 #define MAX_QD 1024
@@ -101,9 +85,6 @@ struct variant {
 enum mode { NOP_QD1, NOP_QD, REAP_ONE, REAP_BATCH };
 static enum mode mode;
 static unsigned depth, batch;
-
-#define BENCH_NAME "interleave"
-#include "bench_common.h"
 
 /* Loads NAME=PATH[,FLAG...] and sets its ring up. */
 static void setup_variant(struct variant *v, char *spec)

@@ -25,47 +25,17 @@
  * can check which library really ran.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <liburing.h>
-
-#ifndef IORING_SETUP_SINGLE_ISSUER
-#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
-#endif
-#ifndef IORING_SETUP_DEFER_TASKRUN
-#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
-#endif
+#define BENCH_NAME "reads"
+#include "bench_common.h"
 
 #define BS 4096
 #define MAX_QD 1024
 #define MAX_OPS (1UL << 34)
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "reads: %s: %s\n", what, strerror(err < 0 ? -err : err));
-	exit(1);
-}
-
-static uint64_t clock_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The library the hot-path symbols resolve to, as a real path. */
 static const char *lib_path(void)
@@ -92,15 +62,6 @@ struct work {
 	bool started;
 };
 
-static void rusage_ns(uint64_t *user, uint64_t *sys)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	*user = (uint64_t)ru.ru_utime.tv_sec * 1000000000u + (uint64_t)ru.ru_utime.tv_usec * 1000u;
-	*sys = (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
-}
-
 static void work_init(struct work *w, unsigned long target)
 {
 	memset(w, 0, sizeof(*w));
@@ -116,7 +77,7 @@ static inline bool work_progress(struct work *w, unsigned long ops)
 			return false;
 		w->started = true;
 		w->start_ops = ops;
-		rusage_ns(&w->user0, &w->sys0);
+		rusage_ns(RUSAGE_SELF, &w->user0, &w->sys0);
 		w->wall0 = clock_ns(CLOCK_MONOTONIC);
 		w->cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 		return false;
@@ -125,7 +86,7 @@ static inline bool work_progress(struct work *w, unsigned long ops)
 		return false;
 	w->cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - w->cpu0;
 	w->wall = clock_ns(CLOCK_MONOTONIC) - w->wall0;
-	rusage_ns(&w->user, &w->sys);
+	rusage_ns(RUSAGE_SELF, &w->user, &w->sys);
 	w->user -= w->user0;
 	w->sys -= w->sys0;
 	w->counted = ops - w->start_ops;
@@ -137,20 +98,6 @@ static void work_report(const struct work *w, unsigned long total_ops)
 	printf("RESULT ops=%lu cpu_ns=%llu wall_ns=%llu user_ns=%llu sys_ns=%llu total_ops=%lu lib=%s\n",
 	       w->counted, (unsigned long long)w->cpu, (unsigned long long)w->wall,
 	       (unsigned long long)w->user, (unsigned long long)w->sys, total_ops, lib_path());
-}
-
-static unsigned long parse_ul(const char *s, const char *what, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || v == 0 || v > max) {
-		fprintf(stderr, "reads: bad %s '%s'\n", what, s);
-		exit(2);
-	}
-	return v;
 }
 
 static struct io_uring_sqe *get_sqe(struct io_uring *ring)
@@ -189,6 +136,14 @@ static void prep_read(struct io_uring *ring, int fd, void *buf, uint64_t blocks,
  * for at least one completion, reap all that completed (each must return
  * 4096) and refill as many.
  */
+/* 1 for the word `one`, 0 for `zero`, -1 for anything else. */
+static int pick(const char *arg, const char *one, const char *zero)
+{
+	if (!strcmp(arg, one))
+		return 1;
+	return strcmp(arg, zero) ? -1 : 0;
+}
+
 static int rand_read(int argc, char **argv)
 {
 	struct io_uring_cqe *cqes[MAX_QD];
@@ -205,29 +160,21 @@ static int rand_read(int argc, char **argv)
 	if (argc != 5)
 		return 2;
 	qd = parse_ul(argv[1], "qd", MAX_QD);
-	if (!strcmp(argv[2], "direct"))
-		direct = 1;
-	else if (!strcmp(argv[2], "buffered"))
-		direct = 0;
-	else
-		return 2;
-	if (!strcmp(argv[3], "defer"))
-		defer = 1;
-	else if (!strcmp(argv[3], "plain"))
-		defer = 0;
-	else
+	direct = pick(argv[2], "direct", "buffered");
+	defer = pick(argv[3], "defer", "plain");
+	if (direct < 0 || defer < 0)
 		return 2;
 	work_init(&w, parse_ul(argv[4], "operation count", MAX_OPS));
 
 	fd = open(argv[0], O_RDONLY | (direct ? O_DIRECT : 0));
 	if (fd < 0)
-		die(argv[0], errno);
+		die(argv[0], strerror(errno));
 	end = lseek(fd, 0, SEEK_END);
 	if (end < BS)
-		die("file size", EINVAL);
+		die("file size", strerror(EINVAL));
 	blocks = (uint64_t)end / BS;
 	if (posix_memalign((void **)&bufs, BS, (size_t)qd * BS))
-		die("posix_memalign", ENOMEM);
+		die("posix_memalign", strerror(ENOMEM));
 	memset(bufs, 0, (size_t)qd * BS);
 
 	memset(&p, 0, sizeof(p));
@@ -235,7 +182,7 @@ static int rand_read(int argc, char **argv)
 		p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
 	ret = io_uring_queue_init_params(qd, &ring, &p);
 	if (ret)
-		die("queue_init_params", ret);
+		die_ret("queue_init_params", ret);
 
 	for (i = 0; i < qd; i++)
 		prep_read(&ring, fd, bufs + (size_t)i * BS, blocks, i);
@@ -245,7 +192,7 @@ static int rand_read(int argc, char **argv)
 
 		ret = io_uring_submit_and_wait(&ring, 1);
 		if (ret < 0)
-			die("submit_and_wait", ret);
+			die_ret("submit_and_wait", ret);
 		n = io_uring_peek_batch_cqe(&ring, cqes, qd);
 		for (i = 0; i < n; i++) {
 			unsigned slot = (unsigned)io_uring_cqe_get_data64(cqes[i]);

@@ -24,15 +24,13 @@ ROUNDS=${1:-2}
 SECS=${2:-20}
 TABLES=${3:-4}
 ROWS=${4:-200000}
-OUT=$(pwd)/target/bench/servers
-mkdir -p "$OUT"
-# require_root, need_commands, rsuring_lib, at_exit, stop_process, cpu_ticks.
+# bench_setup (OUT, LIB), need_commands, at_exit, stop_process, cpu_ticks,
+# server_rounds.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root
+bench_setup servers
 need_commands "apt-get install mariadb-server sysbench" \
 	mariadbd mariadb-install-db mariadb sysbench setpriv taskset
-LIB=$(rsuring_lib)
 RUN=$(mktemp -d /tmp/rsuring-mariadb.XXXXXX)
 at_exit 'rm -rf "$RUN"'
 chown mysql:mysql "$RUN"
@@ -99,7 +97,9 @@ SERVER_CONFIGS="debian rsuring transparent always" server_rounds "$ROUNDS" one_r
 [ -f "$RUN/stats.json" ] && cp "$RUN/stats.json" "$OUT/mariadb-transparent-stats.json"
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/mariadb.md"
-import collections, json, os, statistics, sys
+import collections, statistics, sys
+sys.path.insert(0, "bench/servers")
+import summary
 raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 tps, bad, load = {}, collections.defaultdict(int), []
 for line in open(raw):
@@ -133,13 +133,7 @@ for place in ("spare", "shared"):
             cpu.append(f"{statistics.median(v):.0f}")
         print(f"| {place} | {w} | {statistics.median(base):.0f} | {' | '.join(cells)} | {' / '.join(cpu)} |")
 print()
-for conf, name in (("transparent", "stats.json"), ("always", "stats.always.json")):
-    words = collections.Counter()
-    path = os.path.join(run, name)
-    for line in open(path) if os.path.exists(path) else []:
-        words[json.loads(line).get("transparent", "-")] += 1
-    print(f"{conf} rings (all lifetimes): " + ", ".join(f"{k}: {n}" for k, n in sorted(words.items())))
-if load:
-    print(f"Load average (1 min) after each lifetime: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
+summary.print_rings(run, (("transparent", "stats.json"), ("always", "stats.always.json")))
+summary.print_load(load)
 print("CHECK TABLE failures per configuration: " + ", ".join(f"{p}/{c}: {n}" for (p, c), n in sorted(bad.items())))
 PY

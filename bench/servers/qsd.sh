@@ -24,14 +24,11 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-2}
 SECS=${2:-5}
 N=${3:-2}
-OUT=$(pwd)/target/bench/servers
-mkdir -p "$OUT"
-# require_root, rsuring_lib, need_commands, loopdev_setup, at_exit,
-# stop_process, cpu_ticks, AS_NOBODY.
+# bench_setup (OUT, LIB), need_commands, loopdev_setup, at_exit,
+# stop_process, cpu_ticks, AS_NOBODY, server_rounds.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root
-LIB=$(rsuring_lib)
+bench_setup servers
 need_commands "apt-get install qemu-utils fio" qemu-storage-daemon qemu-img fio setpriv taskset
 loopdev_setup 512M
 chown nobody "$LOOPDEV"
@@ -137,7 +134,9 @@ fi
 [ -f "$RUN/stats.always.json" ] && cp "$RUN/stats.always.json" "$OUT/qsd-always-stats.json"
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/qsd.md"
-import collections, json, os, statistics, sys
+import collections, statistics, sys
+sys.path.insert(0, "bench/servers")
+import summary
 raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 ops = collections.defaultdict(list)
 ver = collections.defaultdict(list)
@@ -175,13 +174,7 @@ for place in ("spare", "shared"):
             cpu.append(f"{statistics.median(v):.2f}" if v else "-")
         print(f"| {place} | {w} | {' | '.join(cells)} | {' | '.join(cpu)} |")
 print()
-for conf in ("transparent", "always"):
-    words = collections.Counter()
-    path = os.path.join(run, f"stats.{conf}.json")
-    for line in open(path) if os.path.exists(path) else []:
-        words[json.loads(line).get("transparent", "-")] += 1
-    print(f"{conf} rings (all lifetimes): " + ", ".join(f"{k}: {n}" for k, n in sorted(words.items())))
-if load:
-    print(f"Load average (1 min) after each lifetime: {min(load):.2f}-{max(load):.2f}, median {statistics.median(load):.2f}")
+summary.print_rings(run, [(conf, f"stats.{conf}.json") for conf in ("transparent", "always")])
+summary.print_load(load)
 print("Integrity (write+verify per lifetime): " + ", ".join(f"{p}/{c}: {' '.join(v)}" for (p, c), v in sorted(ver.items())))
 PY

@@ -23,15 +23,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
-OUT=target/bench/transparent
-mkdir -p "$OUT"
-# require_root, rsuring_lib, AS_NOBODY, at_exit, median_range.
+# bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, at_exit, median_range.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root "the cases switch to nobody"
-LIB=$(rsuring_lib)
-cc -O2 -Wall -Wextra -Werror -o "$OUT/spaced" bench/transparent/spaced.c -luring
-chmod 755 "$OUT" "$OUT/spaced"
+bench_setup transparent "the cases switch to nobody"
+build_for_nobody spaced bench/transparent/spaced.c
 DATA=$(mktemp /tmp/rsuring-spaced.XXXXXX)
 at_exit 'rm -f "$DATA" "$OUT"/strace.*'
 dd if=/dev/urandom of="$DATA" bs=1M count=4 status=none

@@ -17,15 +17,11 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 OPS=${2:-20000}
-OUT=target/bench/transparent
-mkdir -p "$OUT"
-# require_root, rsuring_lib, AS_NOBODY, median_range.
+# bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, median_range.
 # shellcheck source=../../scripts/lib/common.sh
 . scripts/lib/common.sh
-require_root "the cases switch to nobody"
-LIB=$(rsuring_lib)
-cc -O2 -Wall -Wextra -Werror -pthread -o "$OUT/threads" bench/transparent/threads.c -luring
-chmod 755 "$OUT" "$OUT/threads"
+bench_setup transparent "the cases switch to nobody"
+build_for_nobody threads bench/transparent/threads.c -pthread
 CONFIGS=(plain transparent)
 [ -n "${OLD_LIB:-}" ] && CONFIGS+=(old)
 

@@ -17,6 +17,13 @@
 #                             COMMON_CHILD=PID meanwhile
 #   rsuring_lib               prints target/release/librsuring.so
 #                             (resolved), or fails with "build first"
+#   bench_setup DIR [WHY]     the start of a bench/ script: root (WHY, as
+#                             require_root), OUT=target/bench/DIR (absolute,
+#                             created) and LIB=$(rsuring_lib)
+#   build_for_nobody NAME SRC [CC ARGS...]
+#                             SRC built with cc -O2 -Wall -Wextra -Werror
+#                             against Debian's liburing as $OUT/NAME, which
+#                             nobody may run (both modes 755)
 #   AS_NOBODY=(...)           the prefix that runs a command as nobody (uid
 #                             and gid 65534, no groups), the kind of process
 #                             RSURING_SQPOLL=1 serves
@@ -78,6 +85,20 @@ rsuring_lib() {
 }
 
 AS_NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups --)
+
+bench_setup() {
+	require_root "${2:-}"
+	OUT=$COMMON_ROOT/target/bench/$1
+	mkdir -p "$OUT"
+	LIB=$(rsuring_lib)
+}
+
+build_for_nobody() {
+	local name=$1 src=$2
+	shift 2
+	cc -O2 -Wall -Wextra -Werror "$@" -o "$OUT/$name" "$src" -luring
+	chmod 755 "$OUT" "$OUT/$name"
+}
 
 median_range() {
 	sort -n | awk -v d="${1:-0}" '{ a[NR] = $1 }

@@ -60,10 +60,10 @@ unsafe fn register_files_retry(
 ///
 /// # Safety
 /// `data` and `tags` must be NULL or point to `nr` entries.
-unsafe fn register_table(
+unsafe fn register_table<T>(
     ring: &io_uring,
     opcode: u32,
-    data: *const c_void,
+    data: *const T,
     tags: *const u64,
     nr: u32,
     sparse: bool,
@@ -94,11 +94,11 @@ unsafe fn register_table(
 ///
 /// # Safety
 /// `data` and `tags` must be NULL or point to `nr` entries.
-unsafe fn update_table(
+unsafe fn update_table<T>(
     ring: &io_uring,
     opcode: u32,
     off: u32,
-    data: *const c_void,
+    data: *const T,
     tags: *const u64,
     nr: u32,
 ) -> c_int {
@@ -135,22 +135,19 @@ pub unsafe fn register_files_tags(
     nr: u32,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe { register_table(ring, IORING_REGISTER_FILES2, files.cast(), tags, nr, false) }
+    unsafe { register_table(ring, IORING_REGISTER_FILES2, files, tags, nr, false) }
+}
+
+/// An empty (sparse) table of `nr` slots, with IORING_REGISTER_FILES2 or
+/// BUFFERS2.
+fn register_sparse(ring: &io_uring, opcode: u32, nr: u32) -> c_int {
+    // SAFETY: a sparse table carries no pointers.
+    unsafe { register_table(ring, opcode, ptr::null::<c_void>(), ptr::null(), nr, true) }
 }
 
 /// `io_uring_register_files_sparse`: an empty table of `nr` slots.
 pub fn register_files_sparse(ring: &io_uring, nr: u32) -> c_int {
-    // SAFETY: a sparse table carries no pointers.
-    unsafe {
-        register_table(
-            ring,
-            IORING_REGISTER_FILES2,
-            ptr::null(),
-            ptr::null(),
-            nr,
-            true,
-        )
-    }
+    register_sparse(ring, IORING_REGISTER_FILES2, nr)
 }
 
 /// `io_uring_register_files_update`.
@@ -184,16 +181,7 @@ pub unsafe fn register_files_update_tag(
     nr: u32,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        update_table(
-            ring,
-            IORING_REGISTER_FILES_UPDATE2,
-            off,
-            files.cast(),
-            tags,
-            nr,
-        )
-    }
+    unsafe { update_table(ring, IORING_REGISTER_FILES_UPDATE2, off, files, tags, nr) }
 }
 
 /// `io_uring_unregister_files`.
@@ -229,31 +217,12 @@ pub unsafe fn register_buffers_tags(
     nr: u32,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        register_table(
-            ring,
-            IORING_REGISTER_BUFFERS2,
-            iovecs.cast(),
-            tags,
-            nr,
-            false,
-        )
-    }
+    unsafe { register_table(ring, IORING_REGISTER_BUFFERS2, iovecs, tags, nr, false) }
 }
 
 /// `io_uring_register_buffers_sparse`: an empty table of `nr` slots.
 pub fn register_buffers_sparse(ring: &io_uring, nr: u32) -> c_int {
-    // SAFETY: a sparse table carries no pointers.
-    unsafe {
-        register_table(
-            ring,
-            IORING_REGISTER_BUFFERS2,
-            ptr::null(),
-            ptr::null(),
-            nr,
-            true,
-        )
-    }
+    register_sparse(ring, IORING_REGISTER_BUFFERS2, nr)
 }
 
 /// `io_uring_register_buffers_update_tag`.
@@ -268,16 +237,7 @@ pub unsafe fn register_buffers_update_tag(
     nr: u32,
 ) -> c_int {
     // SAFETY: forwarded contract.
-    unsafe {
-        update_table(
-            ring,
-            IORING_REGISTER_BUFFERS_UPDATE,
-            off,
-            iovecs.cast(),
-            tags,
-            nr,
-        )
-    }
+    unsafe { update_table(ring, IORING_REGISTER_BUFFERS_UPDATE, off, iovecs, tags, nr) }
 }
 
 /// `io_uring_unregister_buffers`.

@@ -34,9 +34,35 @@ static struct t_cqe read_select(struct io_uring *ring, int fd, unsigned len,
 	return t_reap(ring);
 }
 
-static void test_buf_ring(struct io_uring *ring)
+/* Registers br as a ring of `entries` buffers of group `bgid`. */
+static int register_ring(struct io_uring *ring, struct io_uring_buf_ring *br,
+			 unsigned int entries, unsigned short bgid)
 {
 	struct io_uring_buf_reg reg;
+
+	memset(&reg, 0, sizeof(reg));
+	reg.ring_addr = (unsigned long)br;
+	reg.ring_entries = entries;
+	reg.bgid = bgid;
+	return io_uring_register_buf_ring(ring, &reg, 0);
+}
+
+/*
+ * Maps a ring of `entries` buffers (ring_size bytes) and registers it as
+ * group `bgid`; returns what io_uring_register_buf_ring returned.
+ */
+static int map_buf_ring(struct io_uring *ring, size_t ring_size,
+			unsigned int entries, unsigned short bgid,
+			struct io_uring_buf_ring **br)
+{
+	*br = mmap(NULL, ring_size, PROT_READ | PROT_WRITE,
+		   MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+	CHECK(*br != MAP_FAILED);
+	return register_ring(ring, *br, entries, bgid);
+}
+
+static void test_buf_ring(struct io_uring *ring)
+{
 	struct io_uring_buf_ring *br;
 	size_t ring_size = NBUFS * sizeof(struct io_uring_buf);
 	int fd, i, ret, mask = io_uring_buf_ring_mask(NBUFS);
@@ -45,14 +71,7 @@ static void test_buf_ring(struct io_uring *ring)
 	fd = t_tmpfile(NBUFS * BSZ * 2, 31);
 
 	T_STEP("register_buf_ring");
-	br = mmap(NULL, ring_size, PROT_READ | PROT_WRITE,
-		  MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-	CHECK(br != MAP_FAILED);
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (unsigned long)br;
-	reg.ring_entries = NBUFS;
-	reg.bgid = BGID;
-	ret = io_uring_register_buf_ring(ring, &reg, 0);
+	ret = map_buf_ring(ring, ring_size, NBUFS, BGID, &br);
 	if (ret == -EINVAL)
 		T_SKIP("buf rings not supported");
 	CHECK_EQ(ret, 0);
@@ -111,31 +130,19 @@ static void test_buf_ring(struct io_uring *ring)
 	CHECK_MSG(ret == -ENOENT || ret == -EINVAL, "second unregister: %d", ret);
 
 	T_STEP("non power of 2 ring entries -> -EINVAL");
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (unsigned long)br;
-	reg.ring_entries = 6;
-	reg.bgid = BGID;
-	CHECK_EQ(io_uring_register_buf_ring(ring, &reg, 0), -EINVAL);
+	CHECK_EQ(register_ring(ring, br, 6, BGID), -EINVAL);
 	munmap(br, ring_size);
 	close(fd);
 }
 
 static void test_buf_ring_cq_advance(struct io_uring *ring)
 {
-	struct io_uring_buf_reg reg;
 	struct io_uring_buf_ring *br;
 	size_t ring_size = 4 * sizeof(struct io_uring_buf);
 	int p[2], i, round, mask = io_uring_buf_ring_mask(4);
 
 	T_STEP("pipe reads, recycle via buf_ring_cq_advance");
-	br = mmap(NULL, ring_size, PROT_READ | PROT_WRITE,
-		  MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
-	CHECK(br != MAP_FAILED);
-	memset(&reg, 0, sizeof(reg));
-	reg.ring_addr = (unsigned long)br;
-	reg.ring_entries = 4;
-	reg.bgid = 3;
-	CHECK_EQ(io_uring_register_buf_ring(ring, &reg, 0), 0);
+	CHECK_EQ(map_buf_ring(ring, ring_size, 4, 3, &br), 0);
 	io_uring_buf_ring_init(br);
 	for (i = 0; i < 4; i++)
 		io_uring_buf_ring_add(br, bufs[i], 64, (unsigned short)i, mask, i);

@@ -12,10 +12,20 @@
 #define NBUFS 4
 #define BUFSZ 8192
 
+/* What a 4096-byte read_fixed at offset 0 into buf, with buf_index, gives. */
+static int read_fixed_res(struct io_uring *ring, int fd, void *buf,
+			  int buf_index)
+{
+	struct io_uring_sqe *sqe = t_get_sqe(ring);
+
+	io_uring_prep_read_fixed(sqe, fd, buf, 4096, 0, buf_index);
+	t_submit_expect(ring, 1);
+	return t_reap(ring).res;
+}
+
 static void test_fixed_buffers(struct io_uring *ring, int fd)
 {
 	struct iovec iov[NBUFS];
-	struct io_uring_sqe *sqe;
 	struct t_cqe c;
 	int i;
 
@@ -30,8 +40,8 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 	T_STEP("write_fixed from each registered buffer");
 	for (i = 0; i < NBUFS; i++) {
 		t_fill(iov[i].iov_base, BUFSZ, (size_t)i * BUFSZ, 21);
-		sqe = t_queue(ring, (uint64_t)i, io_uring_prep_write_fixed, fd, iov[i].iov_base, BUFSZ,
-					  (uint64_t)i * BUFSZ, i);
+		t_queue(ring, (uint64_t)i, io_uring_prep_write_fixed, fd, iov[i].iov_base, BUFSZ,
+			(uint64_t)i * BUFSZ, i);
 	}
 	t_submit_expect(ring, NBUFS);
 	for (i = 0; i < NBUFS; i++) {
@@ -53,8 +63,8 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 		memset(iov[i].iov_base, 0, BUFSZ);
 	for (i = 0; i < NBUFS; i++) {
 		/* read block (NBUFS-1-i) into the middle of buffer i */
-		sqe = t_queue(ring, (uint64_t)i, io_uring_prep_read_fixed, fd, (char *)iov[i].iov_base + 100,
-					 4000, (uint64_t)(NBUFS - 1 - i) * BUFSZ, i);
+		t_queue(ring, (uint64_t)i, io_uring_prep_read_fixed, fd, (char *)iov[i].iov_base + 100,
+			4000, (uint64_t)(NBUFS - 1 - i) * BUFSZ, i);
 	}
 	t_submit_expect(ring, NBUFS);
 	for (i = 0; i < NBUFS; i++) {
@@ -71,19 +81,11 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 	}
 
 	T_STEP("read_fixed outside the registered range -> -EFAULT");
-	sqe = t_get_sqe(ring);
 	/* buffer 0 address but index 1: range not inside buffer 1 */
-	io_uring_prep_read_fixed(sqe, fd, iov[0].iov_base, 4096, 0, 1);
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.res, -EFAULT);
+	CHECK_EQ(read_fixed_res(ring, fd, iov[0].iov_base, 1), -EFAULT);
 
 	T_STEP("read_fixed with out-of-range buf_index -> -EFAULT");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read_fixed(sqe, fd, iov[0].iov_base, 4096, 0, NBUFS + 3);
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.res, -EFAULT);
+	CHECK_EQ(read_fixed_res(ring, fd, iov[0].iov_base, NBUFS + 3), -EFAULT);
 
 	T_STEP("double register -> -EBUSY; unregister; unregister again -> -ENXIO");
 	CHECK_EQ(io_uring_register_buffers(ring, iov, NBUFS), -EBUSY);
@@ -91,11 +93,7 @@ static void test_fixed_buffers(struct io_uring *ring, int fd)
 	CHECK_EQ(io_uring_unregister_buffers(ring), -ENXIO);
 
 	T_STEP("read_fixed after unregister -> -EFAULT");
-	sqe = t_get_sqe(ring);
-	io_uring_prep_read_fixed(sqe, fd, iov[0].iov_base, 4096, 0, 0);
-	t_submit_expect(ring, 1);
-	c = t_reap(ring);
-	CHECK_EQ(c.res, -EFAULT);
+	CHECK_EQ(read_fixed_res(ring, fd, iov[0].iov_base, 0), -EFAULT);
 
 	for (i = 0; i < NBUFS; i++)
 		free(iov[i].iov_base);

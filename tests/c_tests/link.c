@@ -95,6 +95,17 @@ static void test_chain_fail(struct io_uring *ring)
 	c = t_reap_expect(ring, 31, 0);
 }
 
+/*
+ * Links sqe (as `ud`) to a link timeout of ts, queued as ud + 1.
+ */
+static void link_timeout_after(struct io_uring *ring, struct io_uring_sqe *sqe,
+			       uint64_t ud, struct __kernel_timespec *ts)
+{
+	sqe->flags |= IOSQE_IO_LINK;
+	sqe->user_data = ud;
+	t_queue(ring, ud + 1, io_uring_prep_link_timeout, ts, 0);
+}
+
 static void test_link_timeout_fires(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 50 * 1000000LL };
@@ -106,9 +117,7 @@ static void test_link_timeout_fires(struct io_uring *ring)
 	t_pipe(p);
 	sqe = t_get_sqe(ring);
 	io_uring_prep_poll_add(sqe, p[0], POLLIN);
-	sqe->flags |= IOSQE_IO_LINK;
-	sqe->user_data = 40;
-	sqe = t_queue(ring, 41, io_uring_prep_link_timeout, &ts, 0);
+	link_timeout_after(ring, sqe, 40, &ts);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 2);
 	t_reap_each(ring, NULL, { 40, -ECANCELED }, { 41, -ETIME });
@@ -121,9 +130,7 @@ static void test_link_timeout_fires(struct io_uring *ring)
 
 		sqe = t_get_sqe(ring);
 		io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-		sqe->flags |= IOSQE_IO_LINK;
-		sqe->user_data = 42;
-		sqe = t_queue(ring, 43, io_uring_prep_link_timeout, &ts, 0);
+		link_timeout_after(ring, sqe, 42, &ts);
 		t_submit_expect(ring, 2);
 		t_reap_each(ring, NULL, { 42, -ECANCELED }, { 43, -ETIME });
 	}
@@ -143,9 +150,7 @@ static void test_link_timeout_not_fired(struct io_uring *ring)
 	T_STEP("request completes before its link timeout (nop)");
 	sqe = t_get_sqe(ring);
 	io_uring_prep_nop(sqe);
-	sqe->flags |= IOSQE_IO_LINK;
-	sqe->user_data = 50;
-	sqe = t_queue(ring, 51, io_uring_prep_link_timeout, &ts, 0);
+	link_timeout_after(ring, sqe, 50, &ts);
 	t0 = t_now_ms();
 	t_submit_expect(ring, 2);
 	t_reap_each(ring, got, { 50, 0 }, { 51, T_ANY_RES });
@@ -157,9 +162,7 @@ static void test_link_timeout_not_fired(struct io_uring *ring)
 	t_pipe(p);
 	sqe = t_get_sqe(ring);
 	io_uring_prep_read(sqe, p[0], buf, sizeof(buf), 0);
-	sqe->flags |= IOSQE_IO_LINK;
-	sqe->user_data = 52;
-	sqe = t_queue(ring, 53, io_uring_prep_link_timeout, &ts, 0);
+	link_timeout_after(ring, sqe, 52, &ts);
 	t_submit_expect(ring, 2);
 	t_msleep(10);
 	t_expect_no_cqe(ring);

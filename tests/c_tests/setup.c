@@ -89,9 +89,7 @@ static void test_big_sqe_cqe(void)
 	int ret, fd;
 
 	T_STEP("SQE128 + CQE32 setup");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQE128 | IORING_SETUP_CQE32;
-	ret = io_uring_queue_init_params(4, &ring, &p);
+	ret = t_init_params(&ring, 4, &p, IORING_SETUP_SQE128 | IORING_SETUP_CQE32);
 	if (ret == -EINVAL) {
 		fprintf(stderr, "note: SQE128/CQE32 not supported, skipped\n");
 		return;
@@ -159,17 +157,13 @@ static void test_big_sqe_cqe(void)
 	io_uring_queue_exit(&ring);
 
 	T_STEP("SQE128 only");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQE128;
-	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
+	CHECK_OK(t_init_params(&ring, 8, &p, IORING_SETUP_SQE128));
 	for (round = 0; round < 6; round++)
 		t_nop_round_trip(&ring, 8, round * 100);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("CQE32 only");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_CQE32;
-	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
+	CHECK_OK(t_init_params(&ring, 8, &p, IORING_SETUP_CQE32));
 	for (round = 0; round < 6; round++)
 		t_nop_round_trip(&ring, 8, round * 100);
 	io_uring_queue_exit(&ring);
@@ -192,16 +186,12 @@ static void test_errors(void)
 	CHECK_EQ(ret, -EINVAL);
 
 	T_STEP("SQ_AFF without SQPOLL -> -EINVAL");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SQ_AFF;
-	ret = io_uring_queue_init_params(8, &ring, &p);
+	ret = t_init_params(&ring, 8, &p, IORING_SETUP_SQ_AFF);
 	CHECK_EQ(ret, -EINVAL);
 
 	T_STEP("unknown setup flag -> -EINVAL");
 	/* bit 25: no meaning to the kernel (6.18 uses up to bit 20) */
-	memset(&p, 0, sizeof(p));
-	p.flags = 1U << 25;
-	ret = io_uring_queue_init_params(8, &ring, &p);
+	ret = t_init_params(&ring, 8, &p, 1U << 25);
 	CHECK_EQ(ret, -EINVAL);
 
 	T_STEP("ATTACH_WQ with a bad wq_fd -> -ENXIO/-EBADF");
@@ -222,9 +212,7 @@ static void test_errors(void)
 	T_STEP("too many entries -> -EINVAL; CLAMP clamps");
 	ret = io_uring_queue_init(1U << 20, &ring, 0);
 	CHECK_EQ(ret, -EINVAL);
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_CLAMP;
-	ret = io_uring_queue_init_params(1U << 20, &ring, &p);
+	ret = t_init_params(&ring, 1U << 20, &p, IORING_SETUP_CLAMP);
 	CHECK_OK(ret);
 	CHECK_EQ(ring.sq.ring_entries, 32768);
 	CHECK_EQ(p.sq_entries, 32768);
@@ -352,9 +340,7 @@ static void test_misc_flags(void)
 		int ret;
 
 		T_STEP("misc setup flags");
-		memset(&p, 0, sizeof(p));
-		p.flags = flag_sets[i];
-		ret = io_uring_queue_init_params(8, &ring, &p);
+		ret = t_init_params(&ring, 8, &p, flag_sets[i]);
 		if (ret == -EINVAL)
 			continue;	/* older kernel */
 		CHECK_MSG(ret == 0, "flags 0x%x: %d", flag_sets[i], ret);
@@ -376,9 +362,7 @@ static void test_submit_all(void)
 	int ret;
 
 	T_STEP("SUBMIT_ALL: a failing SQE does not stop the batch");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SUBMIT_ALL;
-	ret = io_uring_queue_init_params(8, &ring, &p);
+	ret = t_init_params(&ring, 8, &p, IORING_SETUP_SUBMIT_ALL);
 	if (ret == -EINVAL)
 		return;
 	CHECK_OK(ret);

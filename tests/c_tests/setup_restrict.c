@@ -21,9 +21,7 @@ static void test_disabled(void)
 	int ret;
 
 	T_STEP("R_DISABLED ring refuses submissions");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_R_DISABLED;
-	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
+	CHECK_OK(t_init_params(&ring, 8, &p, IORING_SETUP_R_DISABLED));
 	t_queue(&ring, 1, io_uring_prep_nop);
 	ret = io_uring_submit(&ring);
 	CHECK_EQ(ret, -EBADFD);
@@ -55,9 +53,7 @@ static void test_restrictions(void)
 
 	fd = t_tmpfile(1024, 5);
 	T_STEP("register_restrictions");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_R_DISABLED;
-	CHECK_OK(io_uring_queue_init_params(8, &ring, &p));
+	CHECK_OK(t_init_params(&ring, 8, &p, IORING_SETUP_R_DISABLED));
 	memset(res, 0, sizeof(res));
 	res[0].opcode = IORING_RESTRICTION_SQE_OP;
 	res[0].sqe_op = IORING_OP_NOP;
@@ -115,9 +111,7 @@ static void test_no_sqarray(void)
 	int ret, fd;
 
 	T_STEP("NO_SQARRAY");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_NO_SQARRAY;
-	ret = io_uring_queue_init_params(4, &ring, &p);
+	ret = t_init_params(&ring, 4, &p, IORING_SETUP_NO_SQARRAY);
 	if (ret == -EINVAL) {
 		fprintf(stderr, "note: NO_SQARRAY not supported\n");
 		return;

@@ -289,9 +289,7 @@ static void check_newer_api(void)
 	munmap(buf, len);
 
 	T_STEP("io_uring_resize_rings");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	CHECK_OK(io_uring_queue_init_params(ENTRIES, &ring, &p));
+	CHECK_OK(t_init_params(&ring, ENTRIES, &p, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN));
 	submit_storing_array(&ring, 1);
 	memset(&p, 0, sizeof(p));
 	p.sq_entries = 4 * ENTRIES;

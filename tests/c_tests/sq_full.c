@@ -40,18 +40,30 @@ static void fill_and_drain(struct io_uring *ring, unsigned entries,
 	t_expect_no_cqe(ring);
 }
 
+/*
+ * Sets up a ring asking for `asked` entries, checks it got `want`, and
+ * fills and drains it `rounds` times.
+ */
+static void init_and_cycle(struct io_uring *ring, unsigned asked,
+			   unsigned want, unsigned rounds, unsigned ud_step)
+{
+	unsigned round;
+
+	t_queue_init(ring, asked, 0);
+	CHECK_EQ(ring->sq.ring_entries, want);
+	for (round = 0; round < rounds; round++)
+		fill_and_drain(ring, want, round * ud_step);
+}
+
 int main(void)
 {
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	unsigned entries, i, round;
+	unsigned entries, i;
 
 	T_STEP("ring of 8");
-	t_queue_init(&ring, 8, 0);
+	init_and_cycle(&ring, 8, 8, 5, 100);
 	entries = ring.sq.ring_entries;
-	CHECK_EQ(entries, 8);
-	for (round = 0; round < 5; round++)
-		fill_and_drain(&ring, entries, round * 100);
 
 	T_STEP("partial fill, submit, fill to full again");
 	for (i = 0; i < 5; i++) {
@@ -77,18 +89,11 @@ int main(void)
 	io_uring_queue_exit(&ring);
 
 	T_STEP("non power of two entries (5 -> 8)");
-	t_queue_init(&ring, 5, 0);
-	entries = ring.sq.ring_entries;
-	CHECK_EQ(entries, 8);
-	for (round = 0; round < 3; round++)
-		fill_and_drain(&ring, entries, round * 100);
+	init_and_cycle(&ring, 5, 8, 3, 100);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("ring of 1");
-	t_queue_init(&ring, 1, 0);
-	CHECK_EQ(ring.sq.ring_entries, 1);
-	for (round = 0; round < 4; round++)
-		fill_and_drain(&ring, 1, round);
+	init_and_cycle(&ring, 1, 1, 4, 1);
 	io_uring_queue_exit(&ring);
 	return T_EXIT_PASS;
 }

@@ -108,9 +108,7 @@ static void test_defer_taskrun(void)
 	int ret, pfd[2];
 
 	T_STEP("DEFER_TASKRUN ring");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	ret = io_uring_queue_init_params(8, &ring, &p);
+	ret = t_init_params(&ring, 8, &p, IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN);
 	if (ret == -EINVAL)
 		return;	/* kernel < 6.1: nothing more to test here */
 	CHECK_OK(ret);

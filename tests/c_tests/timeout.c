@@ -9,6 +9,28 @@
  */
 #include "../common/rsuring_test.h"
 
+/* Queues a timeout as `ud` and submits it; returns the time it went in. */
+static unsigned long long arm_timeout(struct io_uring *ring, __u64 ud,
+				      struct __kernel_timespec *ts,
+				      unsigned int count, unsigned int flags)
+{
+	unsigned long long t0;
+
+	t_queue(ring, ud, io_uring_prep_timeout, ts, count, flags);
+	t0 = t_now_ms();
+	t_submit_expect(ring, 1);
+	return t0;
+}
+
+/* A 5 s timeout as `ud` (count: 0 or completions), pending during a test. */
+static unsigned long long arm_pending(struct io_uring *ring, __u64 ud,
+				      unsigned int count)
+{
+	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
+
+	return arm_timeout(ring, ud, &ts, count, 0);
+}
+
 static void test_relative(struct io_uring *ring)
 {
 	struct __kernel_timespec ts = { .tv_sec = 0, .tv_nsec = 60 * 1000000LL };
@@ -16,9 +38,7 @@ static void test_relative(struct io_uring *ring)
 	unsigned long long t0, el;
 
 	T_STEP("relative timeout");
-	t_queue(ring, 1, io_uring_prep_timeout, &ts, 0, 0);
-	t0 = t_now_ms();
-	t_submit_expect(ring, 1);
+	t0 = arm_timeout(ring, 1, &ts, 0, 0);
 	t_msleep(10);
 	t_expect_no_cqe(ring);
 	c = t_reap(ring);
@@ -55,22 +75,17 @@ static void test_absolute(struct io_uring *ring)
 	T_STEP("absolute timeout in the past fires at once");
 	ts.tv_sec = 1;
 	ts.tv_nsec = 0;
-	t_queue(ring, 3, io_uring_prep_timeout, &ts, 0, IORING_TIMEOUT_ABS);
-	t0 = t_now_ms();
-	t_submit_expect(ring, 1);
+	t0 = arm_timeout(ring, 3, &ts, 0, IORING_TIMEOUT_ABS);
 	c = t_reap_expect(ring, 3, -ETIME);
 	CHECK_MSG(t_now_ms() - t0 < 1000, "past absolute timeout was slow");
 }
 
 static void test_count(struct io_uring *ring)
 {
-	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
 	unsigned long long t0;
 
 	T_STEP("timeout with completion count 2");
-	t_queue(ring, 10, io_uring_prep_timeout, &ts, 2, 0);
-	t0 = t_now_ms();
-	t_submit_expect(ring, 1);
+	t0 = arm_pending(ring, 10, 2);
 	t_msleep(5);
 	t_expect_no_cqe(ring);
 
@@ -90,13 +105,10 @@ static void test_count(struct io_uring *ring)
 
 static void test_remove(struct io_uring *ring)
 {
-	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
 	unsigned long long t0;
 
 	T_STEP("timeout_remove of a pending timeout");
-	t_queue(ring, 0x1234, io_uring_prep_timeout, &ts, 0, 0);
-	t0 = t_now_ms();
-	t_submit_expect(ring, 1);
+	t0 = arm_pending(ring, 0x1234, 0);
 
 	t_submit1(ring, 21, io_uring_prep_timeout_remove, 0x1234, 0);
 	t_reap_each(ring, NULL, { 0x1234, -ECANCELED }, { 21, 0 });
@@ -109,14 +121,11 @@ static void test_remove(struct io_uring *ring)
 
 static void test_update(struct io_uring *ring)
 {
-	struct __kernel_timespec ts = { .tv_sec = 5, .tv_nsec = 0 };
 	struct __kernel_timespec short_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
 	unsigned long long t0;
 
 	T_STEP("timeout_update shortens a pending timeout");
-	t_queue(ring, 30, io_uring_prep_timeout, &ts, 0, 0);
-	t0 = t_now_ms();
-	t_submit_expect(ring, 1);
+	t0 = arm_pending(ring, 30, 0);
 	t_submit1(ring, 31, io_uring_prep_timeout_update, &short_ts, 30, 0);
 	t_reap_each(ring, NULL, { 30, -ETIME }, { 31, 0 });
 	CHECK_MSG(t_now_ms() - t0 < 2000, "updated timeout did not fire early");

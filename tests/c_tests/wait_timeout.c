@@ -28,6 +28,24 @@ static void *stagger_writer(void *arg)
 	return NULL;
 }
 
+/*
+ * io_uring_wait_cqe_timeout with a timeout of `ms` milliseconds; *el: how
+ * long it took, in ms.
+ */
+static int wait_ms(struct io_uring *ring, struct io_uring_cqe **cqe,
+		   long long ms, unsigned long long *el)
+{
+	struct __kernel_timespec ts = {
+		.tv_sec = ms / 1000,
+		.tv_nsec = (ms % 1000) * 1000000LL,
+	};
+	unsigned long long t0 = t_now_ms();
+	int ret = io_uring_wait_cqe_timeout(ring, cqe, &ts);
+
+	*el = t_now_ms() - t0;
+	return ret;
+}
+
 static void *writer(void *arg)
 {
 	(void)arg;
@@ -48,12 +66,8 @@ int main(void)
 	t_queue_init(&ring, 8, 0);
 
 	T_STEP("nothing pending: -ETIME after ~50ms");
-	ts.tv_sec = 0;
-	ts.tv_nsec = 50 * 1000000LL;
 	cqe = (void *)1;
-	t0 = t_now_ms();
-	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-	el = t_now_ms() - t0;
+	ret = wait_ms(&ring, &cqe, 50, &el);
 	CHECK_EQ(ret, -ETIME);
 	CHECK(cqe == NULL);
 	CHECK_MSG(el >= 45 && el < 2000, "waited %llu ms", el);
@@ -61,10 +75,7 @@ int main(void)
 	T_STEP("pending but never-completing poll: still -ETIME");
 	t_pipe(p);
 	t_submit1(&ring, 1, io_uring_prep_poll_add, p[0], 1 /* POLLIN */);
-	ts.tv_nsec = 30 * 1000000LL;
-	t0 = t_now_ms();
-	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-	el = t_now_ms() - t0;
+	ret = wait_ms(&ring, &cqe, 30, &el);
 	CHECK_EQ(ret, -ETIME);
 	CHECK_MSG(el >= 25 && el < 2000, "waited %llu ms", el);
 
@@ -74,11 +85,7 @@ int main(void)
 
 		pipe_w = p[1];
 		CHECK_EQ(pthread_create(&th, NULL, writer, NULL), 0);
-		ts.tv_sec = 5;
-		ts.tv_nsec = 0;
-		t0 = t_now_ms();
-		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-		el = t_now_ms() - t0;
+		ret = wait_ms(&ring, &cqe, 5000, &el);
 		CHECK_EQ(ret, 0);
 		CHECK(cqe != NULL);
 		CHECK_EQ(cqe->user_data, 1);
@@ -90,13 +97,11 @@ int main(void)
 
 	T_STEP("already available CQE returned at once");
 	t_submit1(&ring, 2, io_uring_prep_nop);
-	ts.tv_sec = 5;
-	t0 = t_now_ms();
-	ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
+	ret = wait_ms(&ring, &cqe, 5000, &el);
 	CHECK_EQ(ret, 0);
 	CHECK(cqe != NULL);
 	CHECK_EQ(cqe->user_data, 2);
-	CHECK_MSG(t_now_ms() - t0 < 1000, "slow");
+	CHECK_MSG(el < 1000, "slow");
 	io_uring_cqe_seen(&ring, cqe);
 
 	T_STEP("timeout op completes during a longer wait");
@@ -104,11 +109,7 @@ int main(void)
 		struct __kernel_timespec op_ts = { .tv_sec = 0, .tv_nsec = 30 * 1000000LL };
 
 		t_submit1(&ring, 3, io_uring_prep_timeout, &op_ts, 0, 0);
-		ts.tv_sec = 5;
-		ts.tv_nsec = 0;
-		t0 = t_now_ms();
-		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-		el = t_now_ms() - t0;
+		ret = wait_ms(&ring, &cqe, 5000, &el);
 		CHECK_EQ(ret, 0);
 		CHECK(cqe != NULL);
 		CHECK_EQ(cqe->user_data, 3);

@@ -629,6 +629,18 @@ static inline void t_queue_init(struct io_uring *ring, unsigned entries,
 		       entries, flags, ret, strerror(-ret));
 }
 
+/*
+ * io_uring_queue_init_params with params that are all zero but `flags`;
+ * returns its result (the kernel's answer is left in *p).
+ */
+static inline int t_init_params(struct io_uring *ring, unsigned entries,
+				struct io_uring_params *p, unsigned flags)
+{
+	memset(p, 0, sizeof(*p));
+	p->flags = flags;
+	return io_uring_queue_init_params(entries, ring, p);
+}
+
 /* ---- skips under RSURING_STRICT ---------------------------------------- */
 
 /* RSURING_STRICT=1 (CI): a check that cannot run is a failure. */

@@ -63,6 +63,11 @@ unsigned show_cqes(struct io_uring *ring, unsigned expected, long timeout_ms,
  * pending SQEs, what a submit call reports) waits for it first.
  */
 void wait_sq_head(struct io_uring *ring);
+/*
+ * show_ret of io_uring_submit (as @what), then show_cqes of @expected CQEs
+ * within 1 s.
+ */
+void submit_show(struct io_uring *ring, const char *what, unsigned expected);
 /* Prints one CQE pointer a wait returned (NULL allowed). */
 void show_cqe(const char *what, const struct io_uring_cqe *cqe);
 

@@ -139,6 +139,12 @@ static struct cqe_rec record(struct io_uring *ring,
 	return r;
 }
 
+void submit_show(struct io_uring *ring, const char *what, unsigned expected)
+{
+	show_ret(what, io_uring_submit(ring));
+	show_cqes(ring, expected, 1000, NULL);
+}
+
 void show_cqe(const char *what, const struct io_uring_cqe *cqe)
 {
 	struct cqe_rec r;

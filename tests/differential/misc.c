@@ -77,8 +77,7 @@ void sec_register_misc(void)
 	io_uring_prep_nop(sqe);
 	sqe->personality = 999;
 	io_uring_sqe_set_data64(sqe, 0x22);
-	show_ret("submit NOPs with the id and with 999", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit NOPs with the id and with 999", 2);
 	show_ret("unregister_personality", io_uring_unregister_personality(&ring,
 									   id));
 	show_ret("unregister_personality again",
@@ -110,15 +109,13 @@ void sec_register_misc(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_msg_ring(sqe, other.ring_fd, 0x77, 0x88, 0);
 	io_uring_sqe_set_data64(sqe, 0x31);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	say("other ring:");
 	show_cqes(&other, 1, 1000, NULL);
 	sqe = sqe_of(&ring);
 	io_uring_prep_msg_ring(sqe, STDIN_FILENO, 0x77, 0x88, 0);
 	io_uring_sqe_set_data64(sqe, 0x32);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	io_uring_queue_exit(&other);
 	io_uring_queue_exit(&ring);
 
@@ -139,13 +136,11 @@ void sec_register_misc(void)
 	show_ret("register ENABLE_RINGS",
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
 				   NULL, 0));
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	sqe = sqe_of(&ring);
 	io_uring_prep_read(sqe, STDIN_FILENO, buf, sizeof(buf), 0);
 	io_uring_sqe_set_data64(sqe, 0x42);
-	show_ret("submit a read", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit a read", 1);
 	show_ret("register RESTRICTIONS once enabled",
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_RESTRICTIONS,
 				   res, 1));

@@ -114,8 +114,7 @@ void sec_net(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_cancel64(sqe, UD_FD | 0x11, 0);
 	io_uring_sqe_set_data64(sqe, 0x12);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 	if (conns[0] < 0 || conns[1] < 0) {
 		say("!! accepted fewer than 2 connections, section ends");
 		exit(1);
@@ -186,12 +185,10 @@ void sec_buffers_provided(void)
 	if (write(p[1], "0123456789", 10) != 10)
 		say("!! write to the pipe failed");
 	queue_select_read(&ring, p[0], BGID_READ, 0x11);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	say("buffer 0: \"%.10s\"", bufs);
 	queue_select_read(&ring, p[0], BGID_READ, 0x12);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	say("-- the buffer given back, a third read");
 	io_uring_buf_ring_add(br, bufs, BUF_LEN, 0, io_uring_buf_ring_mask(1),
 			      0);
@@ -199,8 +196,7 @@ void sec_buffers_provided(void)
 	if (write(p[1], "abc", 3) != 3)
 		say("!! write to the pipe failed");
 	queue_select_read(&ring, p[0], BGID_READ, 0x13);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	show_ret("unregister_buf_ring", io_uring_unregister_buf_ring(&ring,
 								      BGID_READ));
 	show_ret("register_buf_ring with 3 entries (not a power of 2)",
@@ -217,23 +213,19 @@ void sec_buffers_provided(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_provide_buffers(sqe, legacy, BUF_LEN, 2, BGID_LEGACY, 0);
 	io_uring_sqe_set_data64(sqe, 0x21);
-	show_ret("submit provide", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit provide", 1);
 	if (write(p[1], "xyz", 3) != 3)
 		say("!! write to the pipe failed");
 	queue_select_read(&ring, p[0], BGID_LEGACY, 0x22);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	sqe = sqe_of(&ring);
 	io_uring_prep_remove_buffers(sqe, 8, BGID_LEGACY);
 	io_uring_sqe_set_data64(sqe, 0x23);
-	show_ret("submit remove", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit remove", 1);
 	sqe = sqe_of(&ring);
 	io_uring_prep_remove_buffers(sqe, 1, BGID_LEGACY);
 	io_uring_sqe_set_data64(sqe, 0x24);
-	show_ret("submit remove (none left)", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit remove (none left)", 1);
 
 	io_uring_queue_exit(&ring);
 	munmap(br, sizeof(struct io_uring_buf));

@@ -31,52 +31,55 @@ static void write_byte(int fd)
 		say("!! write to the pipe: %s", strerror(errno));
 }
 
+/*
+ * Queues a link timeout of *ts (which must last until the submit) as ud
+ * after the linked request already queued, submits both and shows their
+ * CQEs.
+ */
+static void submit_link_timeout(struct io_uring *ring,
+				struct __kernel_timespec *ts, __u64 ud)
+{
+	struct io_uring_sqe *sqe = sqe_of(ring);
+
+	io_uring_prep_link_timeout(sqe, ts, 0);
+	io_uring_sqe_set_data64(sqe, ud);
+	show_ret("submit", io_uring_submit(ring));
+	show_cqes(ring, 2, 2000, NULL);
+}
+
 void sec_links_drain(void)
 {
 	struct __kernel_timespec ts;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	char buf[16];
-	int p[2];
+	int p[2], i;
 
 	make_pipe(p);
 	need(init_ring(&ring, 16, 0, "init 16"), "init");
 
-	STEP("link with a failing member");
-	say("-- IO_LINK: nop -> read(fd -1) -> nop");
-	queue_nop(&ring, 0x11, IOSQE_IO_LINK);
-	queue_read(&ring, -1, buf, sizeof(buf), 0x12, IOSQE_IO_LINK);
-	queue_nop(&ring, 0x13, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+	for (i = 0; i < 2; i++) {
+		unsigned flag = i ? IOSQE_IO_HARDLINK : IOSQE_IO_LINK;
+		__u64 ud = 0x11 + 0x10 * i;
 
-	STEP("hardlink with a failing member");
-	say("-- IO_HARDLINK: nop -> read(fd -1) -> nop");
-	queue_nop(&ring, 0x21, IOSQE_IO_HARDLINK);
-	queue_read(&ring, -1, buf, sizeof(buf), 0x22, IOSQE_IO_HARDLINK);
-	queue_nop(&ring, 0x23, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+		STEP(i ? "hardlink with a failing member" : "link with a failing member");
+		say("-- %s: nop -> read(fd -1) -> nop", i ? "IO_HARDLINK" : "IO_LINK");
+		queue_nop(&ring, ud, flag);
+		queue_read(&ring, -1, buf, sizeof(buf), ud + 1, flag);
+		queue_nop(&ring, ud + 2, 0);
+		submit_show(&ring, "submit", 3);
+	}
 
 	STEP("link timeout that fires");
 	say("-- read(empty pipe) -> link_timeout 20 ms");
 	queue_read(&ring, p[0], buf, sizeof(buf), 0x31, IOSQE_IO_LINK);
 	ts = ms_ts(20);
-	sqe = sqe_of(&ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	io_uring_sqe_set_data64(sqe, 0x32);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 2000, NULL);
+	submit_link_timeout(&ring, &ts, 0x32);
 
 	STEP("link timeout that does not fire");
 	say("-- nop -> link_timeout 5 s");
 	queue_nop(&ring, 0x41, IOSQE_IO_LINK);
 	ts = ms_ts(5000);
-	sqe = sqe_of(&ring);
-	io_uring_prep_link_timeout(sqe, &ts, 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 2000, NULL);
+	submit_link_timeout(&ring, &ts, 0x42);
 
 	STEP("drain");
 	say("-- poll(pipe) ; nop DRAIN ; nop, then a write to the pipe");
@@ -95,8 +98,7 @@ void sec_links_drain(void)
 	queue_nop(&ring, 0x51, IOSQE_CQE_SKIP_SUCCESS);
 	queue_read(&ring, -1, buf, sizeof(buf), 0x52, IOSQE_CQE_SKIP_SUCCESS);
 	queue_nop(&ring, 0x53, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	STEP("drain after CQE_SKIP_SUCCESS");
 	say("-- nop DRAIN ; nop, on a ring that has used CQE_SKIP_SUCCESS");
@@ -104,8 +106,7 @@ void sec_links_drain(void)
 	queue_nop(&ring, 0x72, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	show_ret("sq_ready", io_uring_sq_ready(&ring));
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	io_uring_queue_exit(&ring);
 	close(p[0]);
@@ -190,8 +191,7 @@ void sec_timeouts(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_timeout_update(sqe, &upd, 0x999, 0);
 	io_uring_sqe_set_data64(sqe, 0x62);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	STEP("ETIME_SUCCESS in a link");
 	say("-- timeout 20 ms ETIME_SUCCESS -> nop");
@@ -205,8 +205,7 @@ void sec_timeouts(void)
 	STEP("bad timeout flags");
 	say("-- timeout with unknown flags");
 	queue_timeout(&ring, &rel, 0, 1u << 30, 0x81, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 	io_uring_queue_exit(&ring);
 }
 
@@ -236,8 +235,7 @@ void sec_cancel(void)
 	queue_poll(&ring, a[0], 0x11);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0x11, 0, 0x12);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("cancel any");
 	say("-- two polls, cancel ANY");
@@ -245,8 +243,7 @@ void sec_cancel(void)
 	queue_poll(&ring, b[0], 0x22);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 3, 1000, NULL);
+	submit_show(&ring, "submit cancel", 3);
 
 	STEP("cancel by fd");
 	say("-- polls on two pipes, cancel by fd, then by fd ALL");
@@ -257,22 +254,18 @@ void sec_cancel(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_cancel_fd(sqe, a[0], 0);
 	io_uring_sqe_set_data64(sqe, 0x34);
-	show_ret("submit cancel fd", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel fd", 2);
 	sqe = sqe_of(&ring);
 	io_uring_prep_cancel_fd(sqe, a[0], IORING_ASYNC_CANCEL_ALL);
 	io_uring_sqe_set_data64(sqe, 0x35);
-	show_ret("submit cancel fd ALL", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel fd ALL", 2);
 	queue_cancel(&ring, 0x33, 0, 0x36);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("cancel of nothing");
 	say("-- cancel an unknown user_data");
 	queue_cancel(&ring, 0x999, 0, 0x41);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit", 1);
 
 	STEP("cancel a read");
 	say("-- read(empty pipe), cancel by user_data");
@@ -281,8 +274,7 @@ void sec_cancel(void)
 	io_uring_sqe_set_data64(sqe, 0x51);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0x51, 0, 0x52);
-	show_ret("submit cancel", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit cancel", 2);
 
 	STEP("sync cancel");
 	say("-- poll, io_uring_register_sync_cancel");
@@ -328,8 +320,7 @@ void sec_multishot_poll(void)
 	sqe = sqe_of(&ring);
 	io_uring_prep_poll_remove(sqe, 0x11);
 	io_uring_sqe_set_data64(sqe, 0x12);
-	show_ret("submit poll_remove", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_remove", 2);
 
 	STEP("poll update");
 	say("-- multishot poll, poll_update to one-shot, a write");
@@ -344,13 +335,11 @@ void sec_multishot_poll(void)
 				  IORING_POLL_UPDATE_USER_DATA |
 					  IORING_POLL_UPDATE_EVENTS);
 	io_uring_sqe_set_data64(sqe, 0x23);
-	show_ret("submit poll_update", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_update", 2);
 	sqe = sqe_of(&ring);
 	io_uring_prep_poll_remove(sqe, 0x22);
 	io_uring_sqe_set_data64(sqe, 0x24);
-	show_ret("submit poll_remove", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit poll_remove", 2);
 
 	io_uring_queue_exit(&ring);
 	close(p[0]);

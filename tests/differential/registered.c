@@ -37,6 +37,20 @@ static int data_ok(const unsigned char *buf, size_t len, size_t off)
 	return 1;
 }
 
+/*
+ * A read of fixed file `index` into the cleared buf, submitted (as what)
+ * and reaped; then whether the data is the file's.
+ */
+static void show_fixed_read(struct io_uring *ring, int index,
+			    unsigned char *buf, unsigned len, __u64 ud,
+			    const char *what)
+{
+	memset(buf, 0, len);
+	queue_fixed_read(ring, index, buf, len, ud);
+	submit_show(ring, what, 1);
+	say("data ok = %d", data_ok(buf, len, DATA_OFF));
+}
+
 void sec_registered_files(void)
 {
 	unsigned char buf[16];
@@ -55,11 +69,7 @@ void sec_registered_files(void)
 	files[1] = p[0];
 	show_ret("register_files_tags",
 		 io_uring_register_files_tags(&ring, files, tags, 2));
-	memset(buf, 0, sizeof(buf));
-	queue_fixed_read(&ring, 0, buf, sizeof(buf), 0x11);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
-	say("data ok = %d", data_ok(buf, sizeof(buf), DATA_OFF));
+	show_fixed_read(&ring, 0, buf, sizeof(buf), 0x11, "submit");
 
 	STEP("updates");
 	say("-- files_update_tag slot 0, files_update slot 1, out of range");
@@ -69,20 +79,14 @@ void sec_registered_files(void)
 	show_ret("register_files_update(1)",
 		 io_uring_register_files_update(&ring, 1, &fd, 1));
 	show_cqes(&ring, 1, 1000, NULL);
-	memset(buf, 0, sizeof(buf));
-	queue_fixed_read(&ring, 1, buf, sizeof(buf), 0x12);
-	show_ret("submit fixed read of slot 1", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
-	say("data ok = %d", data_ok(buf, sizeof(buf), DATA_OFF));
+	show_fixed_read(&ring, 1, buf, sizeof(buf), 0x12, "submit fixed read of slot 1");
 	show_ret("register_files_update(5), 2 slots",
 		 io_uring_register_files_update(&ring, 5, &fd, 1));
 	show_ret("register_files_update(0, -1)",
 		 io_uring_register_files_update(&ring, 0, &none, 1));
 	show_cqes(&ring, 1, 1000, NULL);
 	queue_fixed_read(&ring, 0, buf, sizeof(buf), 0x13);
-	show_ret("submit fixed read of the empty slot 0",
-		 io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit fixed read of the empty slot 0", 1);
 
 	STEP("unregister_files");
 	say("-- unregister_files");
@@ -98,11 +102,7 @@ void sec_registered_files(void)
 		 io_uring_register_files_sparse(&ring, 4));
 	show_ret("register_files_update(2)",
 		 io_uring_register_files_update(&ring, 2, &fd, 1));
-	memset(buf, 0, sizeof(buf));
-	queue_fixed_read(&ring, 2, buf, sizeof(buf), 0x21);
-	show_ret("submit fixed read of slot 2", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
-	say("data ok = %d", data_ok(buf, sizeof(buf), DATA_OFF));
+	show_fixed_read(&ring, 2, buf, sizeof(buf), 0x21, "submit fixed read of slot 2");
 	show_ret("register_file_alloc_range(1, 2)",
 		 io_uring_register_file_alloc_range(&ring, 1, 2));
 	sqe = sqe_of(&ring);
@@ -113,14 +113,11 @@ void sec_registered_files(void)
 	io_uring_prep_openat_direct(sqe, AT_FDCWD, "/dev/null", O_RDONLY, 0,
 				    ALLOC_INDEX);
 	io_uring_sqe_set_data64(sqe, 0x23);
-	show_ret("submit 2 openat_direct(ALLOC), range [1, 3) with 2 taken",
-		 io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit 2 openat_direct(ALLOC), range [1, 3) with 2 taken", 2);
 	sqe = sqe_of(&ring);
 	io_uring_prep_close_direct(sqe, 1);
 	io_uring_sqe_set_data64(sqe, 0x24);
-	show_ret("submit close_direct(1)", io_uring_submit(&ring));
-	show_cqes(&ring, 1, 1000, NULL);
+	submit_show(&ring, "submit close_direct(1)", 1);
 	show_ret("unregister_files", io_uring_unregister_files(&ring));
 
 	io_uring_queue_exit(&ring);
@@ -167,8 +164,7 @@ void sec_registered_buffers(void)
 	for (i = 0; i < 64; i++)
 		mem[1][i] = (unsigned char)(0xa0 + i);
 	queue_rw_fixed(&ring, 1, out, mem[1], 64, 1, 0x12);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 	say("read data ok = %d", data_ok(mem[0], 64, DATA_OFF));
 	say("written data ok = %d",
 	    pread(out, check, 64, 0) == 64 && memcmp(check, mem[1], 64) == 0);
@@ -177,8 +173,7 @@ void sec_registered_buffers(void)
 	say("-- read_fixed with index 5, and outside the buffer");
 	queue_rw_fixed(&ring, 0, in, mem[0], 64, 5, 0x13);
 	queue_rw_fixed(&ring, 0, in, mem[0] + 4090, 64, 0, 0x14);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit", 2);
 
 	STEP("buffers_update_tag, unregister");
 	say("-- register_buffers_update_tag slot 1, unregister_buffers");
@@ -204,9 +199,7 @@ void sec_registered_buffers(void)
 	memset(mem[2], 0, 64);
 	queue_rw_fixed(&ring, 0, in, mem[2], 64, 0, 0x21);
 	queue_rw_fixed(&ring, 0, in, mem[2], 64, 1, 0x22);
-	show_ret("submit read_fixed slots 0 and 1 (empty)",
-		 io_uring_submit(&ring));
-	show_cqes(&ring, 2, 1000, NULL);
+	submit_show(&ring, "submit read_fixed slots 0 and 1 (empty)", 2);
 	say("read data ok = %d", data_ok(mem[2], 64, DATA_OFF));
 	show_ret("unregister_buffers", io_uring_unregister_buffers(&ring));
 	show_cqes(&ring, 1, 1000, NULL);

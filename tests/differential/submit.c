@@ -33,6 +33,24 @@ static void show_wait(struct io_uring *ring, const char *what, int ret,
 		io_uring_cqe_seen(ring, cqe);
 }
 
+/*
+ * Calls wait (io_uring_wait_cqes or io_uring_submit_and_wait_timeout) for
+ * wait_nr CQEs with a timeout of ms milliseconds (< 0: none) and prints
+ * its result and the CQE it returned.
+ */
+static void show_timed(struct io_uring *ring, const char *what,
+		       int (*wait)(struct io_uring *, struct io_uring_cqe **,
+				   unsigned int, struct __kernel_timespec *,
+				   sigset_t *),
+		       unsigned int wait_nr, long ms, sigset_t *sigmask)
+{
+	struct __kernel_timespec ts = ms_ts(ms < 0 ? 0 : ms);
+	struct io_uring_cqe *cqe = NULL;
+
+	show_ret(what, wait(ring, &cqe, wait_nr, ms < 0 ? NULL : &ts, sigmask));
+	show_cqe("  returned", cqe);
+}
+
 void sec_submit_wait(void)
 {
 	struct io_uring_cqe *cqes[16];
@@ -88,27 +106,17 @@ void sec_submit_wait(void)
 	queue_nop(&ring, 0x31, 0);
 	queue_nop(&ring, 0x32, 0);
 	show_ret("submit", io_uring_submit(&ring));
-	cqe = NULL;
-	show_ret("wait_cqes(2, no timeout)",
-		 io_uring_wait_cqes(&ring, &cqe, 2, NULL, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "wait_cqes(2, no timeout)",
+		   io_uring_wait_cqes, 2, -1, NULL);
 	show_cqes(&ring, 2, 1000, NULL);
 	queue_nop(&ring, 0x33, 0);
 	show_ret("submit", io_uring_submit(&ring));
-	ts = ms_ts(20);
-	cqe = NULL;
-	show_ret("wait_cqes(2, 20 ms), 1 ready",
-		 io_uring_wait_cqes(&ring, &cqe, 2, &ts, NULL));
-	show_cqe("  returned", cqe);
-	ts = ms_ts(20);
-	cqe = NULL;
-	show_ret("wait_cqes(1, 20 ms, sigmask), 1 ready",
-		 io_uring_wait_cqes(&ring, &cqe, 1, &ts, &sigmask));
-	show_cqe("  returned", cqe);
-	cqe = NULL;
-	show_ret("wait_cqes(1, no timeout, sigmask), 1 ready",
-		 io_uring_wait_cqes(&ring, &cqe, 1, NULL, &sigmask));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "wait_cqes(2, 20 ms), 1 ready",
+		   io_uring_wait_cqes, 2, 20, NULL);
+	show_timed(&ring, "wait_cqes(1, 20 ms, sigmask), 1 ready",
+		   io_uring_wait_cqes, 1, 20, &sigmask);
+	show_timed(&ring, "wait_cqes(1, no timeout, sigmask), 1 ready",
+		   io_uring_wait_cqes, 1, -1, &sigmask);
 	show_cqes(&ring, 1, 1000, NULL);
 
 	STEP("wait_cqe_timeout");
@@ -128,38 +136,23 @@ void sec_submit_wait(void)
 	say("-- submit_and_wait_timeout");
 	queue_nop(&ring, 0x51, 0);
 	queue_nop(&ring, 0x52, 0);
-	ts = ms_ts(1000);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(2, 1 s), 2 NOPs",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 2, &ts, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(2, 1 s), 2 NOPs",
+		   io_uring_submit_and_wait_timeout, 2, 1000, NULL);
 	show_cqes(&ring, 2, 1000, NULL);
 	queue_nop(&ring, 0x53, 0);
-	ts = ms_ts(20);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(3, 20 ms), 1 NOP",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 3, &ts, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(3, 20 ms), 1 NOP",
+		   io_uring_submit_and_wait_timeout, 3, 20, NULL);
 	show_cqes(&ring, 1, 1000, NULL);
 	queue_nop(&ring, 0x54, 0);
-	ts = ms_ts(1000);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(1, 1 s, sigmask)",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts,
-						  &sigmask));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(1, 1 s, sigmask)",
+		   io_uring_submit_and_wait_timeout, 1, 1000, &sigmask);
 	show_cqes(&ring, 1, 1000, NULL);
 	queue_nop(&ring, 0x55, 0);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(1, no timeout)",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(1, no timeout)",
+		   io_uring_submit_and_wait_timeout, 1, -1, NULL);
 	show_cqes(&ring, 1, 1000, NULL);
-	ts = ms_ts(10);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(1, 10 ms), nothing queued",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(1, 10 ms), nothing queued",
+		   io_uring_submit_and_wait_timeout, 1, 10, NULL);
 
 	STEP("get_events, __io_uring_get_cqe, io_uring_enter");
 	say("-- get_events, submit_and_get_events, __io_uring_get_cqe, "
@@ -302,8 +295,7 @@ static void mid_batch_on(unsigned flags, const char *name)
 		 io_uring_submit_and_wait(&ring, 3));
 	show_counts(&ring);
 	show_cqes(&ring, all ? 3 : 1, 200, NULL);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, all ? 0 : 2, 1000, NULL);
+	submit_show(&ring, "submit", all ? 0 : 2);
 
 	STEP("submit_and_wait_timeout(3, 1 s), first of 4 bad");
 	queue_batch(&ring, 0x300, 0, 4);
@@ -315,15 +307,12 @@ static void mid_batch_on(unsigned flags, const char *name)
 						  NULL));
 	show_cqe("  returned", cqe);
 	show_counts(&ring);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, 4, 1000, NULL);
+	submit_show(&ring, "submit", 4);
 
 	STEP("submit_and_wait_timeout(1, no timeout), second of 4 bad");
 	queue_batch(&ring, 0x400, 1, 4);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(1, no timeout), second of 4 bad",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(1, no timeout), second of 4 bad",
+		   io_uring_submit_and_wait_timeout, 1, -1, NULL);
 	show_counts(&ring);
 	show_cqes(&ring, 4, 1000, NULL);
 	show_counts(&ring);
@@ -340,8 +329,7 @@ static void mid_batch_on(unsigned flags, const char *name)
 	show_cqe("  returned", cqe);
 	show_counts(&ring);
 	show_cqes(&ring, all ? 3 : 1, 200, NULL);
-	show_ret("submit", io_uring_submit(&ring));
-	show_cqes(&ring, all ? 0 : 2, 1000, NULL);
+	submit_show(&ring, "submit", all ? 0 : 2);
 
 	STEP("a bad SQE inside a link");
 	queue_nop(&ring, 0x601, IOSQE_IO_LINK);
@@ -350,8 +338,7 @@ static void mid_batch_on(unsigned flags, const char *name)
 	queue_nop(&ring, 0x604, 0);
 	show_ret("submit, link nop->bad->nop, nop", io_uring_submit(&ring));
 	show_counts(&ring);
-	show_ret("submit again", io_uring_submit(&ring));
-	show_cqes(&ring, 4, 1000, NULL);
+	submit_show(&ring, "submit again", 4);
 	io_uring_queue_exit(&ring);
 }
 
@@ -380,10 +367,8 @@ void sec_untimed_wait_after_bad_sqe(void)
 	need(init_ring(&ring, 8, 0, "init 8"), "init");
 	STEP("submit_and_wait_timeout(3, no timeout), first of 4 bad");
 	queue_batch(&ring, 0x10, 0, 4);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(3, no timeout), first of 4 bad",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 3, NULL, NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(3, no timeout), first of 4 bad",
+		   io_uring_submit_and_wait_timeout, 3, -1, NULL);
 	show_counts(&ring);
 	STEP("wait_cqe, no timeout, for each of the 4");
 	for (i = 0; i < 4; i++) {

@@ -172,11 +172,30 @@ static void plain_ring(struct io_uring *ring)
 	CHECK_OK(io_uring_queue_init(8, ring, 0));
 }
 
+/*
+ * After a member's fd number went to another ring: a new SQPOLL ring on
+ * CPU 0 is created, works and is polled on CPU 0 (and `plain`, if not
+ * NULL, still works); the new ring is torn down again.
+ */
+static void new_ring_on_cpu0(struct io_uring *plain)
+{
+	struct io_uring fresh;
+
+	T_STEP("a new SQPOLL ring on CPU 0");
+	shared_ring(&fresh, 0);
+	round_trip(&fresh, 2, "new ring on CPU 0");
+	if (plain)
+		round_trip(plain, 3, "plain ring");
+	expect_polled_on(&fresh, 0, "new ring on CPU 0");
+	no_mismatches();
+	io_uring_queue_exit(&fresh);
+}
+
 /* (a) A plain ring gets the number of a member the application closed:
  * a new SQPOLL ring on that CPU is still created and polled there. */
 static void plain_ring_reuses_member_fd(void)
 {
-	struct io_uring member, plain, fresh;
+	struct io_uring member, plain;
 	int fd;
 
 	need_cpu(0);
@@ -188,13 +207,7 @@ static void plain_ring_reuses_member_fd(void)
 	CHECK_MSG(plain.ring_fd == fd, "the plain ring got fd %d, not %d",
 		  plain.ring_fd, fd);
 
-	T_STEP("a new SQPOLL ring on CPU 0");
-	shared_ring(&fresh, 0);
-	round_trip(&fresh, 2, "new ring on CPU 0");
-	round_trip(&plain, 3, "plain ring");
-	expect_polled_on(&fresh, 0, "new ring on CPU 0");
-	no_mismatches();
-	io_uring_queue_exit(&fresh);
+	new_ring_on_cpu0(&plain);
 	io_uring_queue_exit(&plain);
 }
 
@@ -202,7 +215,7 @@ static void plain_ring_reuses_member_fd(void)
  * member's number. */
 static void dup2_plain_ring_over_member_fd(void)
 {
-	struct io_uring member, plain, fresh;
+	struct io_uring member, plain;
 	int fd;
 
 	need_cpu(0);
@@ -212,12 +225,7 @@ static void dup2_plain_ring_over_member_fd(void)
 	plain_ring(&plain);
 	CHECK_SYS(dup2(plain.ring_fd, fd));
 
-	T_STEP("a new SQPOLL ring on CPU 0");
-	shared_ring(&fresh, 0);
-	round_trip(&fresh, 2, "new ring on CPU 0");
-	expect_polled_on(&fresh, 0, "new ring on CPU 0");
-	no_mismatches();
-	io_uring_queue_exit(&fresh);
+	new_ring_on_cpu0(NULL);
 	CHECK_SYS(close(fd));
 	io_uring_queue_exit(&plain);
 }
