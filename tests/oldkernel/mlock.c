@@ -50,13 +50,22 @@ int main(void)
 			n, strerror(err));
 		return 1;
 	}
-	/* Smaller rings may still fit: fill the rest. */
-	while (n < MAX_RINGS) {
+	/*
+	 * Smaller rings may still fit: fill the rest. The kernel frees the
+	 * rings of this user's earlier processes (the run just before this
+	 * one) asynchronously, so their memory can come back after the first
+	 * ENOMEM: keep filling until no ring has fitted for half a second.
+	 */
+	for (int quiet = 0; quiet < 10 && n < MAX_RINGS;) {
 		int fd = raw_setup(1);
 
-		if (fd < 0)
-			break;
-		fds[n++] = fd;
+		if (fd >= 0) {
+			fds[n++] = fd;
+			quiet = 0;
+			continue;
+		}
+		quiet++;
+		usleep(50 * 1000);
 	}
 	printf("probe_errno=%d\n", raw_setup(1) < 0 ? errno : 0);
 	printf("mlock_size_4096=%zd\n", io_uring_mlock_size(4096, 0));
