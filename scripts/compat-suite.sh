@@ -109,6 +109,14 @@ declare -A EXPECTED=(
 	[multicqes_drain]="hangs with Debian's liburing 2.3 too"
 )
 
+# Tests that pass with Debian's liburing 2.3 but hang now and then with it
+# too (a timeout about one run in six on the reference machine, with either
+# library): one that times out runs once more, and its result is the second
+# run's, with a note; the first run's log stays as logs/TEST.timeout.log.
+declare -A FLAKY_HANG=(
+	[d4ae271dfaae]="hangs now and then with Debian's liburing 2.3 too"
+)
+
 # The expected failures above that hang ("hangs with ..."): they wait, in a
 # blocking call, until the timeout, so they run beside the other tests
 # rather than adding their 2 x TIMEOUT seconds to each mode's run.
@@ -354,6 +362,11 @@ run_one() {
 		RUN_NOTE="$RUN_NOTE (run with RSURING_SQARRAY=1: ${NEEDS_SQARRAY[$t]})"
 	else
 		exec_test "$mode" "$t"
+	fi
+	if [ "$RUN_ST" = TIMEOUT ] && [ -n "${FLAKY_HANG[$t]+x}" ]; then
+		mv "$d/logs/$t.log" "$d/logs/$t.timeout.log"
+		exec_test "$mode" "$t"
+		RUN_NOTE="$RUN_NOTE (the second run: the first timed out, see logs/$t.timeout.log; ${FLAKY_HANG[$t]})"
 	fi
 	st=$RUN_ST; note=$RUN_NOTE
 	if [ -n "${EXPECTED[$t]+x}" ]; then
