@@ -76,17 +76,20 @@ impl LiveRing {
         sz: usize,
     ) -> c_int {
         // SAFETY: forwarded contract.
-        unsafe { self.enter_with::<true>(submit, wait_nr, flags, arg, sz) }
+        unsafe { self.enter_with::<true, false>(submit, wait_nr, flags, arg, sz) }
     }
 
     /// [`Self::enter`]; `EXT` compiles in the test of the extensions that
     /// change an enter, so a caller that knows the ring uses none (a plain
-    /// ring's submit) runs the system call alone.
+    /// ring's submit) runs the system call alone. `AUTO`: the caller knows
+    /// that the ring's only extension is an automatic ring fd registration
+    /// (`rs_flags == LIVE | AUTO_REG`), whose slot is used when the calling
+    /// thread holds it, inline.
     ///
     /// # Safety
     /// As for [`Self::enter`].
     #[inline(always)]
-    unsafe fn enter_with<const EXT: bool>(
+    unsafe fn enter_with<const EXT: bool, const AUTO: bool>(
         &mut self,
         submit: u32,
         wait_nr: u32,
@@ -97,6 +100,13 @@ impl LiveRing {
         if EXT && self.rs_flags & rs_flags::ENTER_SLOW != 0 {
             // SAFETY: forwarded contract.
             return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
+        }
+        if AUTO {
+            let target = ring_fd::enter_target(self);
+            // SAFETY: forwarded contract.
+            return unsafe {
+                sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
+            };
         }
         let flags = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
         // SAFETY: forwarded contract.
@@ -682,8 +692,10 @@ impl LiveRing {
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     /// `EXT`: with rsuring's extensions; `PLAIN`: for a ring marked
     /// `rs_flags::LIVE` alone (no extension, no SQ thread, no SQ_REWIND).
+    /// `AUTO`: as `PLAIN`, with an automatic ring fd registration
+    /// (`rs_flags == LIVE | AUTO_REG`, see [`Self::enter_with`]).
     #[inline(always)]
-    fn submit_with<const EXT: bool, const PLAIN: bool>(
+    fn submit_with<const EXT: bool, const PLAIN: bool, const AUTO: bool>(
         &mut self,
         wait_nr: u32,
         getevents: bool,
@@ -704,7 +716,7 @@ impl LiveRing {
             let _ = self.sq_needs_enter::<PLAIN>(submitted, &mut flags);
             // SAFETY: no argument is passed.
             return unsafe {
-                self.enter_with::<EXT>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+                self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
             };
         }
         let cq_needs_enter = self.cq_needs_enter();
@@ -714,7 +726,9 @@ impl LiveRing {
                 flags |= IORING_ENTER_GETEVENTS;
             }
             // SAFETY: no argument is passed.
-            unsafe { self.enter_with::<EXT>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
+            unsafe {
+                self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
+            }
         } else {
             submitted as c_int
         }
@@ -723,7 +737,7 @@ impl LiveRing {
     /// Submission for rings using rsuring's extensions, out of line.
     #[inline(never)]
     pub fn submit_ext(&mut self, wait_nr: u32, getevents: bool) -> c_int {
-        self.submit_with::<true, false>(wait_nr, getevents)
+        self.submit_with::<true, false, false>(wait_nr, getevents)
     }
 
     /// Submission for a ring holding `rs_flags::LIVE` alone (the caller checked:
@@ -731,14 +745,23 @@ impl LiveRing {
     /// system call only, nothing that can unwind.
     #[inline(always)]
     pub fn submit_plain(&mut self, wait_nr: u32) -> c_int {
-        self.submit_with::<false, true>(wait_nr, false)
+        self.submit_with::<false, true, false>(wait_nr, false)
+    }
+
+    /// [`Self::submit_plain`] for a ring whose only extension is the
+    /// library's automatic ring fd registration (`rs_flags == LIVE |
+    /// AUTO_REG`: a SINGLE_ISSUER ring), out of line: the same code with the
+    /// slot-or-fd choice of [`ring_fd::enter_target`] before the enter.
+    #[inline(never)]
+    pub fn submit_auto(&mut self, wait_nr: u32) -> c_int {
+        self.submit_with::<false, true, true>(wait_nr, false)
     }
 
     /// Submission for a ring that uses none of rsuring's extensions (no
     /// bit of `rs_flags::EXT`, the caller checked), of any setup.
     #[inline(always)]
     pub fn submit_no_ext(&mut self, wait_nr: u32) -> c_int {
-        self.submit_with::<false, false>(wait_nr, false)
+        self.submit_with::<false, false, false>(wait_nr, false)
     }
 
     /// `io_uring_submit_and_wait`.
@@ -755,7 +778,7 @@ impl LiveRing {
         if self.rs_flags & rs_flags::EXT != 0 {
             return self.submit_ext(0, true);
         }
-        self.submit_with::<false, false>(0, true)
+        self.submit_with::<false, false, false>(0, true)
     }
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.

@@ -369,6 +369,23 @@ impl LiveRing {
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 
+    /// [`Self::plain_from_mut`], also admitting a plain ring whose only
+    /// extension is the library's automatic ring fd registration
+    /// (`rs_flags == LIVE | AUTO_REG`): for the entry points whose only
+    /// enter goes through [`crate::queue`]'s checked `enter`, which picks
+    /// the slot or the fd (peeks and waits).
+    ///
+    /// # Safety
+    /// As for [`Self::plain_from_mut`].
+    #[inline(always)]
+    pub unsafe fn reap_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
+        if ring.rs_flags | rs_flags::AUTO_REG != rs_flags::LIVE | rs_flags::AUTO_REG {
+            return None;
+        }
+        // SAFETY: as in plain_from_mut.
+        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
+    }
+
     /// The live view of any ring this library's lifecycle set up (marked
     /// [`rs_flags::LIVE`]), without a look at its pointers; None for any
     /// other (then [`Self::from_mut`] decides).
@@ -588,23 +605,32 @@ mod tests {
                 (
                     LiveRing::plain_from_mut(ring).is_some(),
                     LiveRing::marked_from_mut(ring).is_some(),
+                    LiveRing::reap_from_mut(ring).is_some(),
                 )
             }
         };
         let mut ring = io_uring::zeroed();
-        assert_eq!(views(&mut ring), (false, false), "zeroed");
+        assert_eq!(views(&mut ring), (false, false, false), "zeroed");
         for bit in [1, 2, 4, 8, 16, rs_flags::FULL_SUBMIT] {
             ring.rs_flags = rs_flags::LIVE | bit;
-            assert_eq!(views(&mut ring), (false, true), "bit {bit}");
+            let reap = bit == rs_flags::AUTO_REG;
+            assert_eq!(views(&mut ring), (false, true, reap), "bit {bit}");
             ring.rs_flags = bit;
-            assert_eq!(views(&mut ring), (false, false), "bit {bit} alone");
+            assert_eq!(views(&mut ring), (false, false, false), "bit {bit} alone");
+            ring.rs_flags = rs_flags::LIVE | rs_flags::AUTO_REG | bit;
+            let reap = bit == rs_flags::AUTO_REG;
+            assert_eq!(
+                views(&mut ring),
+                (false, true, reap),
+                "bit {bit} with AUTO_REG"
+            );
         }
         for bit in [1, 2, 4, 8, 16] {
             assert!(rs_flags::EXT & bit != 0, "extension bit {bit} is in EXT");
         }
         assert_eq!(rs_flags::EXT & (rs_flags::LIVE | rs_flags::FULL_SUBMIT), 0);
         ring.rs_flags = rs_flags::LIVE;
-        assert_eq!(views(&mut ring), (true, true));
+        assert_eq!(views(&mut ring), (true, true, true));
     }
 
     #[test]

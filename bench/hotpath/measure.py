@@ -37,6 +37,10 @@ def clean_env():
     what is measured) and without LD_LIBRARY_PATH."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("RSURING_") and k != "LD_LIBRARY_PATH"}
+    # interleave.c and batch.c load every library into a dlmopen namespace
+    # of its own, each with its own libc, whose TLS is static: glibc
+    # reserves static TLS for 4 namespaces unless told otherwise.
+    env["GLIBC_TUNABLES"] = "glibc.rtld.nns=16"
     return env
 
 

@@ -25,8 +25,22 @@ unsafe fn plain_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
     unsafe { ring.as_mut().and_then(|r| LiveRing::plain_from_mut(r)) }
 }
 
-/// [`with_ring`] for the hot entry points: a plain ring (see [`plain_ring`])
-/// runs `f` at once; every other ring (NULL: `-EFAULT`, not set up:
+/// [`plain_ring`] for the entry points that reap (their enters pick the
+/// registered slot or the fd themselves): a plain ring, or one whose only
+/// extension is an automatic ring fd registration
+/// ([`LiveRing::reap_from_mut`]).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: as in plain_ring.
+    unsafe { ring.as_mut().and_then(|r| LiveRing::reap_from_mut(r)) }
+}
+
+/// [`with_ring`] for the hot entry points that reap (waits): a plain ring,
+/// or one with only an automatic ring fd (see [`reap_ring`]), runs `f` at
+/// once; every other ring (NULL: `-EFAULT`, not set up:
 /// `-EBADF`, a ring using an extension, a ring another liburing set up)
 /// goes through [`with_ring`]'s checks, out of line.
 ///
@@ -38,7 +52,7 @@ where
     F: FnOnce(&mut LiveRing) -> c_int,
 {
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { plain_ring(ring) } {
+    if let Some(r) = unsafe { reap_ring(ring) } {
         return guard(PANICKED, || f(r));
     }
     #[inline(never)]
@@ -101,6 +115,15 @@ unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
 /// As for [`with_ring`].
 #[inline(never)]
 unsafe fn submit_checked(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
+    // A SINGLE_ISSUER ring with the library's automatic ring fd, and
+    // nothing else: its own out-of-line copy of the plain path.
+    // SAFETY: forwarded contract (a non-null ring nobody else is using).
+    let marked =
+        unsafe { ring.as_mut() }.filter(|r| r.rs_flags == rs_flags::LIVE | rs_flags::AUTO_REG);
+    // SAFETY: as in plain_ring (the mark is the lifecycle's, exact).
+    if let Some(r) = marked.and_then(|r| unsafe { LiveRing::marked_from_mut(r) }) {
+        return guard(PANICKED, || r.submit_auto(wait_nr));
+    }
     // SAFETY: forwarded contract.
     unsafe {
         with_marked_ring(ring, |r| {
@@ -222,7 +245,7 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
     let out = unsafe { cqe_array(cqes, count) };
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { plain_ring(ring) } {
+    if let Some(r) = unsafe { reap_ring(ring) } {
         return guard(0, || r.peek_batch_cqe(out));
     }
     // SAFETY: forwarded contract.
