@@ -40,9 +40,7 @@ fn init(req: &mut SetupRequest<'_>) -> c_int {
         return ret;
     }
     mark_live(req.ring);
-    if req.ring.flags & IORING_SETUP_SINGLE_ISSUER != 0 {
-        ring_fd::auto_register_ring_fd(req.ring);
-    }
+    ring_fd::auto_register_ring_fd(req.ring);
     if stats::enabled_by_env() {
         if let Some(live) = just_mapped(req.ring) {
             enable_stats(live);

@@ -102,7 +102,7 @@ impl LiveRing {
             return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
         }
         if AUTO {
-            let target = ring_fd::enter_target(self);
+            let target = ring_fd::auto_enter_target(self);
             // SAFETY: forwarded contract.
             return unsafe {
                 sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
@@ -708,30 +708,28 @@ impl LiveRing {
         if EXT {
             stats::observe_cq(self);
         }
-        if getevents || wait_nr != 0 {
+        let flags = if getevents || wait_nr != 0 {
             // The enter is certain (a branch of its own, so that the
             // commonest submit-and-wait tests nothing more): GETEVENTS,
             // and the wake-up flag an idle SQ thread needs.
             let mut flags = IORING_ENTER_GETEVENTS;
             let _ = self.sq_needs_enter::<PLAIN>(submitted, &mut flags);
-            // SAFETY: no argument is passed.
-            return unsafe {
-                self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
-            };
-        }
-        let cq_needs_enter = self.cq_needs_enter();
-        let mut flags = 0;
-        if self.sq_needs_enter::<PLAIN>(submitted, &mut flags) || cq_needs_enter {
+            flags
+        } else {
+            let cq_needs_enter = self.cq_needs_enter();
+            let mut flags = 0;
+            if !self.sq_needs_enter::<PLAIN>(submitted, &mut flags) && !cq_needs_enter {
+                return submitted as c_int;
+            }
             if cq_needs_enter {
                 flags |= IORING_ENTER_GETEVENTS;
             }
-            // SAFETY: no argument is passed.
-            unsafe {
-                self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES)
-            }
-        } else {
-            submitted as c_int
-        }
+            flags
+        };
+        // One enter for both (one copy of the slot-or-fd choice of an
+        // automatic ring fd).
+        // SAFETY: no argument is passed.
+        unsafe { self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
     }
 
     /// Submission for rings using rsuring's extensions, out of line.
@@ -750,9 +748,9 @@ impl LiveRing {
 
     /// [`Self::submit_plain`] for a ring whose only extension is the
     /// library's automatic ring fd registration (`rs_flags == LIVE |
-    /// AUTO_REG`: a SINGLE_ISSUER ring), out of line: the same code with the
-    /// slot-or-fd choice of [`ring_fd::enter_target`] before the enter.
-    #[inline(never)]
+    /// AUTO_REG`): the same code with the slot-or-fd choice of
+    /// [`ring_fd::enter_target`] before the enter.
+    #[inline(always)]
     pub fn submit_auto(&mut self, wait_nr: u32) -> c_int {
         self.submit_with::<false, true, true>(wait_nr, false)
     }

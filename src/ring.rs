@@ -58,7 +58,7 @@ pub mod rs_flags {
     pub const FULL_SUBMIT: u8 = 64;
     /// The ring belongs to a shared per-CPU SQPOLL group.
     pub const SQPOLL_SHARED: u8 = 1;
-    /// rsuring registered the ring fd by itself (SINGLE_ISSUER rings); the
+    /// rsuring registered the ring fd by itself (at setup); the
     /// application did not ask for it and must not see it.
     pub const AUTO_REG: u8 = 2;
     /// SQPOLL was added by RSURING_SQPOLL=1, not asked for: the kernel
@@ -366,6 +366,21 @@ impl LiveRing {
         }
         // SAFETY: as in from_mut; the lifecycle sets LIVE only on a ring
         // its mapper set up, and exit clears it with the pointers.
+        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
+    }
+
+    /// The live view of a plain ring whose only extension is the library's
+    /// automatic ring fd registration (`rs_flags == LIVE | AUTO_REG`), or
+    /// None: one byte compare, as [`Self::plain_from_mut`].
+    ///
+    /// # Safety
+    /// As for [`Self::plain_from_mut`].
+    #[inline(always)]
+    pub unsafe fn auto_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
+        if ring.rs_flags != rs_flags::LIVE | rs_flags::AUTO_REG {
+            return None;
+        }
+        // SAFETY: as in plain_from_mut.
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 

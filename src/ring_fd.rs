@@ -1,5 +1,5 @@
 //! Registered ring fds: the application's own (`io_uring_register_ring_fd`)
-//! and the ones rsuring makes invisibly for single-issuer rings.
+//! and the ones rsuring makes invisibly for the rings it sets up.
 //!
 //! Layer 5 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
 //! flags and token change, no ring memory is touched.
@@ -56,6 +56,10 @@ thread_local! {
     /// library's registration in it, or [`NO_TOKEN`].
     static AUTO_SLOTS: [Cell<u64>; TASK_SLOTS] = const { [const { Cell::new(NO_TOKEN) }; TASK_SLOTS] };
 }
+
+/// The kernel answered `-EINVAL` to an automatic registration (it has no
+/// `IORING_REGISTER_RING_FDS`): later rings do not try.
+static REGISTER_UNKNOWN: AtomicBool = AtomicBool::new(false);
 
 /// Source of registration tokens; 0 is never handed out.
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
@@ -133,22 +137,40 @@ fn set_ring_token(ring: &mut io_uring, token: u64) {
 #[inline(always)]
 fn holds_auto_slot(ring: &io_uring) -> bool {
     let slot = ring.enter_ring_fd as usize;
-    slot < TASK_SLOTS && AUTO_SLOTS.with(|slots| slots[slot].get()) == ring_token(ring)
+    // try_with: the table has a constant initialiser and no destructor, so
+    // it never fails, and the enter paths keep no panic path for it (an
+    // unwinding path would cost the hot entry points their inline code).
+    slot < TASK_SLOTS
+        && AUTO_SLOTS.try_with(|slots| slots.get(slot).map(Cell::get)) == Ok(Some(ring_token(ring)))
 }
 
 /// The fd (or registered index) and ring flags an io_uring_enter of `ring`
 /// uses on the calling thread.
 #[inline(always)]
 pub fn enter_target(ring: &io_uring) -> EnterTarget {
-    if ring.rs_flags & rs_flags::AUTO_REG != 0 && !holds_auto_slot(ring) {
-        return EnterTarget {
-            fd: ring.ring_fd as u32,
-            flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
-        };
+    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
+        return auto_enter_target(ring);
     }
     EnterTarget {
         fd: ring.enter_ring_fd as u32,
         flags: (ring.int_flags & int_flags::ENTER_MASK) as u32,
+    }
+}
+
+/// [`enter_target`] for a ring the caller knows to hold the library's
+/// automatic registration (`rs_flags::AUTO_REG`): its slot on the thread
+/// that holds it, its fd on any other.
+#[inline(always)]
+pub fn auto_enter_target(ring: &io_uring) -> EnterTarget {
+    if holds_auto_slot(ring) {
+        return EnterTarget {
+            fd: ring.enter_ring_fd as u32,
+            flags: (ring.int_flags & int_flags::ENTER_MASK) as u32,
+        };
+    }
+    EnterTarget {
+        fd: ring.ring_fd as u32,
+        flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
     }
 }
 
@@ -256,13 +278,12 @@ fn release_slot(ring: &mut io_uring) -> c_int {
     ret
 }
 
-/// Registers the fd of a single-issuer ring on the application's behalf.
-///
-/// Only rings the application declared single-task
-/// (IORING_SETUP_SINGLE_ISSUER, which DEFER_TASKRUN implies) qualify: the
-/// registration serves the creating thread, every other thread keeps using
-/// the fd (see [`enter_target`]). Failure (table full, old kernel) is
-/// silent: the ring simply uses its fd.
+/// Registers the fd of a ring the library set up, on the application's
+/// behalf: the registration serves the creating thread, every other thread
+/// keeps using the fd (see [`enter_target`]). An enter through a registered
+/// index skips the kernel's file lookup and reference count (about 10% of
+/// a NOP round trip on this project's machine; `bench/hotpath/results.md`).
+/// Failure (table full, old kernel) is silent: the ring simply uses its fd.
 pub fn auto_register_ring_fd(ring: &mut io_uring) {
     if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
         return;
@@ -277,7 +298,16 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         resv: 0,
         data: ring.ring_fd as u64,
     };
-    if ring_fds_op(ring, IORING_REGISTER_RING_FDS, &mut up) != 1 {
+    if REGISTER_UNKNOWN.load(Ordering::Relaxed) {
+        return;
+    }
+    let ret = ring_fds_op(ring, IORING_REGISTER_RING_FDS, &mut up);
+    if ret == -libc::EINVAL {
+        // A kernel before 5.18 does not know the opcode: one attempt per
+        // process.
+        REGISTER_UNKNOWN.store(true, Ordering::Relaxed);
+    }
+    if ret != 1 {
         return;
     }
     let slot = up.offset as usize;

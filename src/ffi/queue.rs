@@ -25,6 +25,18 @@ unsafe fn plain_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
     unsafe { ring.as_mut().and_then(|r| LiveRing::plain_from_mut(r)) }
 }
 
+/// [`plain_ring`] for a plain ring whose only extension is the library's
+/// automatic ring fd registration (`rs_flags == LIVE | AUTO_REG`, the
+/// commonest ring: see `ring_fd::auto_register_ring_fd`).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn auto_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: as in plain_ring.
+    unsafe { ring.as_mut().and_then(|r| LiveRing::auto_from_mut(r)) }
+}
+
 /// [`plain_ring`] for the entry points that reap (their enters pick the
 /// registered slot or the fd themselves): a plain ring, or one whose only
 /// extension is an automatic ring fd registration
@@ -100,6 +112,10 @@ pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
 #[inline(always)]
 unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
+    if let Some(r) = unsafe { auto_ring(ring) } {
+        return guard(PANICKED, || r.submit_auto(wait_nr));
+    }
+    // SAFETY: forwarded contract.
     if let Some(r) = unsafe { plain_ring(ring) } {
         return guard(PANICKED, || r.submit_plain(wait_nr));
     }
@@ -115,15 +131,6 @@ unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
 /// As for [`with_ring`].
 #[inline(never)]
 unsafe fn submit_checked(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
-    // A SINGLE_ISSUER ring with the library's automatic ring fd, and
-    // nothing else: its own out-of-line copy of the plain path.
-    // SAFETY: forwarded contract (a non-null ring nobody else is using).
-    let marked =
-        unsafe { ring.as_mut() }.filter(|r| r.rs_flags == rs_flags::LIVE | rs_flags::AUTO_REG);
-    // SAFETY: as in plain_ring (the mark is the lifecycle's, exact).
-    if let Some(r) = marked.and_then(|r| unsafe { LiveRing::marked_from_mut(r) }) {
-        return guard(PANICKED, || r.submit_auto(wait_nr));
-    }
     // SAFETY: forwarded contract.
     unsafe {
         with_marked_ring(ring, |r| {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rsuring registers the fd of IORING_SETUP_SINGLE_ISSUER rings by itself.
+ * rsuring registers the fd of every ring it sets up by itself.
  * That must be invisible: the liburing calls that manage ring fd
  * registration keep liburing's answers, other threads and fork()ed
  * children get the kernel's own answers (never another ring's), and the
@@ -10,6 +10,17 @@
 
 #include <pthread.h>
 #include <sys/wait.h>
+
+/* Reaps the one NOP another thread or a child submitted. */
+static void reap_foreign(struct io_uring *ring)
+{
+	struct io_uring_cqe *cqe;
+
+	CHECK_OK(io_uring_wait_cqe(ring, &cqe));
+	CHECK_EQ(cqe->user_data, 0xbad);
+	io_uring_cqe_seen(ring, cqe);
+	CHECK_EQ(io_uring_cq_ready(ring), 0);
+}
 
 /* Submits the SQE a refused submitter left in the SQ and reaps it. */
 static void flush_refused(struct io_uring *ring)
@@ -66,6 +77,38 @@ int main(void)
 	pthread_t thread;
 	int ret, status;
 	pid_t pid;
+
+	T_STEP("plain ring: another thread submits through the fd, to this ring");
+	CHECK_OK(io_uring_queue_init(8, &ring, 0));
+	t_nop_round_trip(&ring, 1, 1);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
+	t.creators_ring = &ring;
+	CHECK_EQ(pthread_create(&thread, NULL, other_thread_main, &t), 0);
+	CHECK_EQ(pthread_join(thread, NULL), 0);
+	CHECK_EQ(t.submit_ret, 1);
+	CHECK_EQ(t.own_ring_cqes, 0);
+	reap_foreign(&ring);
+
+	T_STEP("plain ring: a fork()ed child submits through the fd");
+	pid = fork();
+	CHECK_SYS(pid);
+	if (pid == 0)
+		_exit(try_submit(&ring) == 1 ? 0 : 1);
+	CHECK_SYS(waitpid(pid, &status, 0));
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	reap_foreign(&ring);
+	/* The child's SQE was queued in its copy of the struct: ours is behind. */
+	io_uring_queue_exit(&ring);
+
+	T_STEP("plain ring: register/unregister keep liburing's answers");
+	CHECK_OK(io_uring_queue_init(8, &ring, 0));
+	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
+	CHECK_EQ(io_uring_register_ring_fd(&ring), -EEXIST);
+	t_nop_round_trip(&ring, 1, 2);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), 1);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
+	t_nop_round_trip(&ring, 1, 3);
+	io_uring_queue_exit(&ring);
 
 	T_STEP("single-issuer ring works");
 	ret = io_uring_queue_init(8, &ring, IORING_SETUP_SINGLE_ISSUER);
