@@ -117,15 +117,21 @@ def summary(hot, sq, fio, transparent):
             "NOP QD128 b32: rsuring vs liburing 2.15", "liburing 2.15")
     hot_row("liburing API, NOP QD128, submit batch 32",
             "NOP QD128 b32: rsuring vs liburing 2.3", "Debian's liburing 2.3")
+    hot_row("liburing API, NOP QD128, submit batch 8",
+            "NOP QD128 b8: rsuring vs liburing 2.15", "liburing 2.15")
+    hot_row("liburing API, NOP QD128, submit batch 8",
+            "NOP QD128 b8: rsuring vs liburing 2.3", "Debian's liburing 2.3")
     hot_row("liburing API, NOP QD1 round trip",
             "NOP QD1: rsuring vs liburing 2.15", "liburing 2.15")
+    hot_row("liburing API, NOP QD1 round trip",
+            "NOP QD1: rsuring vs liburing 2.3", "Debian's liburing 2.3")
     # The batch tables give cost ratios (< 1: rsuring cheaper); the summary
     # speaks in speed (> 1: rsuring faster), so they are inverted here.
     def speed(cost):
         return f"{1 / float(cost):.2f}"
 
-    def batch_row(what, step, batch):
-        key = {"step": step, "op": "nop", "batch": batch}
+    def batch_row(what, step, batch, op="nop"):
+        key = {"step": step, "op": op, "batch": batch}
         cost = row_where(hot, HOTPATH, key, "wait_batch / 2.15 best")
         low, high = row_where(hot, HOTPATH, key, "min–max").split("–")
         noise = row_where(hot, HOTPATH, key, "A vs A noise")
@@ -136,8 +142,12 @@ def summary(hot, sq, fio, transparent):
     for b in ("8", "32", "128"):
         batch_row(f"batched reap `rsuring_wait_batch_cqe`, reaping step, NOP batch {b}",
                   "reap", b)
-    batch_row("batched reap `rsuring_wait_batch_cqe`, submit + wait + reap, NOP batch 32",
-              "e2e", "32")
+    for b in ("8", "128"):
+        batch_row(f"batched reap `rsuring_wait_batch_cqe`, reaping step, buffered reads, batch {b}",
+                  "reap", b, "read")
+    for b in ("8", "32"):
+        batch_row(f"batched reap `rsuring_wait_batch_cqe`, submit + wait + reap, NOP batch {b}",
+                  "e2e", b)
     for what in ("buffered (/dev/shm)", "O_DIRECT (loop device)"):
         cpu = lookup(hot, HOTPATH, what, "batched / plain CPU per I/O")
         low, high = lookup(hot, HOTPATH, what, "min–max").split("–")
