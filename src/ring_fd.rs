@@ -36,8 +36,10 @@ use crate::lock::{ForkSafeLock, Guard};
 use crate::register::do_register;
 use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget};
 use crate::uapi::{
-    io_uring_rsrc_update, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
-    IORING_UNREGISTER_RING_FDS,
+    io_uring_rsrc_update, io_uring_sync_cancel_reg, IORING_ASYNC_CANCEL_ALL,
+    IORING_ASYNC_CANCEL_ANY, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
+    IORING_REGISTER_SYNC_CANCEL, IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD,
+    IORING_UNREGISTER_FILES, IORING_UNREGISTER_RING_FDS,
 };
 
 /// Slots of the kernel's per-task registered-ring table.
@@ -344,6 +346,7 @@ pub fn release_at_exit(ring: &mut io_uring) {
     }
     if ring.rs_flags & rs_flags::AUTO_REG != 0 {
         if !holds_auto_slot(ring) {
+            quiesce_held_elsewhere(ring);
             retire(ring_token(ring));
             detach_auto(ring);
             return;
@@ -352,6 +355,45 @@ pub fn release_at_exit(ring: &mut io_uring) {
         AUTO_SLOTS.with(|slots| slots[slot].set(NO_TOKEN));
     }
     release_slot(ring);
+}
+
+/// A ring exited on a thread other than the one holding its automatic
+/// registration: the close that follows does not free it, since the
+/// holder's slot keeps the kernel's file referenced until that thread drops
+/// it (at its next ring setup or exit, or when it exits). What the
+/// application could notice of the ring living on is undone here, as the
+/// kernel's teardown would: its pending requests are cancelled (a
+/// synchronous cancel of every request, without waiting for those already
+/// running) and its registered files, buffers and eventfd are given back,
+/// so the files and sockets it held close with the application's last
+/// descriptor. Results are ignored (a kernel without one of these, or a
+/// ring without such registrations, answers an error).
+fn quiesce_held_elsewhere(ring: &io_uring) {
+    if ring.ring_fd < 0 {
+        return;
+    }
+    let mut cancel = io_uring_sync_cancel_reg {
+        fd: -1,
+        flags: IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
+        ..Default::default()
+    };
+    // SAFETY: `cancel` is a valid sync-cancel argument for one call; the
+    // register calls below take no argument.
+    unsafe {
+        do_register(
+            ring,
+            IORING_REGISTER_SYNC_CANCEL,
+            ptr::from_mut(&mut cancel).cast(),
+            1,
+        );
+        for opcode in [
+            IORING_UNREGISTER_FILES,
+            IORING_UNREGISTER_BUFFERS,
+            IORING_UNREGISTER_EVENTFD,
+        ] {
+            do_register(ring, opcode, ptr::null_mut(), 0);
+        }
+    }
 }
 
 #[cfg(test)]

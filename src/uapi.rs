@@ -313,6 +313,10 @@ pub const IORING_FEAT_REG_REG_RING: u32 = 1 << 13;
 pub const IORING_FEAT_MIN_TIMEOUT: u32 = 1 << 15;
 pub const IORING_FEAT_NO_IOWAIT: u32 = 1 << 17;
 
+// --- async cancel flags ----------------------------------------------------
+pub const IORING_ASYNC_CANCEL_ALL: u32 = 1 << 0;
+pub const IORING_ASYNC_CANCEL_ANY: u32 = 1 << 2;
+
 // --- mmap offsets ----------------------------------------------------------
 pub const IORING_OFF_SQ_RING: u64 = 0;
 pub const IORING_OFF_CQ_RING: u64 = 0x800_0000;

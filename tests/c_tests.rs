@@ -111,6 +111,7 @@ c_tests! {
     close_ring_fd,
     cq_overflow + system_header,
     eventfd + system_header,
+    exit_elsewhere,
     fixed + system_header,
     link + system_header,
     nop + system_header,
