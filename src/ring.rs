@@ -351,53 +351,27 @@ impl LiveRing {
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 
-    /// The live view of a plain ring set up by this library that uses
-    /// none of its extensions (`rs_flags == LIVE`: no SQ thread, no
-    /// SQ_REWIND either), or None for any other ring (the caller then takes
-    /// the checked path). One byte compare: the hot entry points' test.
+    /// The live view of a ring set up by this library whose `rs_flags` is
+    /// exactly `FLAGS`, give or take the bits of `OPTIONAL`, or None for
+    /// any other ring (the caller then takes the checked path). One byte
+    /// compare: the hot entry points' test. `<LIVE, 0>`: a plain ring (no
+    /// SQ thread, no SQ_REWIND, no extension); `<LIVE | AUTO_REG, 0>`: one
+    /// whose only extension is the library's automatic ring fd;
+    /// `<LIVE, AUTO_REG>`: either (the entry points whose enters go through
+    /// [`crate::queue`]'s checked `enter`, which picks the slot or the fd).
     ///
     /// # Safety
     /// As for [`Self::from_mut`]: a ring marked [`rs_flags::LIVE`] must be
     /// the one this library set up, not exited (exit zeroes it) or altered.
     #[inline(always)]
-    pub unsafe fn plain_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
-        if ring.rs_flags != rs_flags::LIVE {
+    pub unsafe fn flagged_from_mut<const FLAGS: u8, const OPTIONAL: u8>(
+        ring: &mut io_uring,
+    ) -> Option<&mut LiveRing> {
+        if ring.rs_flags | OPTIONAL != FLAGS | OPTIONAL {
             return None;
         }
         // SAFETY: as in from_mut; the lifecycle sets LIVE only on a ring
         // its mapper set up, and exit clears it with the pointers.
-        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
-    }
-
-    /// The live view of a plain ring whose only extension is the library's
-    /// automatic ring fd registration (`rs_flags == LIVE | AUTO_REG`), or
-    /// None: one byte compare, as [`Self::plain_from_mut`].
-    ///
-    /// # Safety
-    /// As for [`Self::plain_from_mut`].
-    #[inline(always)]
-    pub unsafe fn auto_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
-        if ring.rs_flags != rs_flags::LIVE | rs_flags::AUTO_REG {
-            return None;
-        }
-        // SAFETY: as in plain_from_mut.
-        Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
-    }
-
-    /// [`Self::plain_from_mut`], also admitting a plain ring whose only
-    /// extension is the library's automatic ring fd registration
-    /// (`rs_flags == LIVE | AUTO_REG`): for the entry points whose only
-    /// enter goes through [`crate::queue`]'s checked `enter`, which picks
-    /// the slot or the fd (peeks and waits).
-    ///
-    /// # Safety
-    /// As for [`Self::plain_from_mut`].
-    #[inline(always)]
-    pub unsafe fn reap_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
-        if ring.rs_flags | rs_flags::AUTO_REG != rs_flags::LIVE | rs_flags::AUTO_REG {
-            return None;
-        }
-        // SAFETY: as in plain_from_mut.
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 
@@ -406,13 +380,13 @@ impl LiveRing {
     /// other (then [`Self::from_mut`] decides).
     ///
     /// # Safety
-    /// As for [`Self::plain_from_mut`].
+    /// As for [`Self::flagged_from_mut`].
     #[inline(always)]
     pub unsafe fn marked_from_mut(ring: &mut io_uring) -> Option<&mut LiveRing> {
         if ring.rs_flags & rs_flags::LIVE == 0 {
             return None;
         }
-        // SAFETY: as in plain_from_mut.
+        // SAFETY: as in flagged_from_mut.
         Some(unsafe { &mut *ptr::from_mut(ring).cast::<LiveRing>() })
     }
 
@@ -618,9 +592,10 @@ mod tests {
             // may return are not used.
             unsafe {
                 (
-                    LiveRing::plain_from_mut(ring).is_some(),
+                    LiveRing::flagged_from_mut::<{ rs_flags::LIVE }, 0>(ring).is_some(),
                     LiveRing::marked_from_mut(ring).is_some(),
-                    LiveRing::reap_from_mut(ring).is_some(),
+                    LiveRing::flagged_from_mut::<{ rs_flags::LIVE }, { rs_flags::AUTO_REG }>(ring)
+                        .is_some(),
                 )
             }
         };

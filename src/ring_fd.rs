@@ -139,11 +139,7 @@ fn set_ring_token(ring: &mut io_uring, token: u64) {
 #[inline(always)]
 fn holds_auto_slot(ring: &io_uring) -> bool {
     let slot = ring.enter_ring_fd as usize;
-    // try_with: the table has a constant initialiser and no destructor, so
-    // it never fails, and the enter paths keep no panic path for it (an
-    // unwinding path would cost the hot entry points their inline code).
-    slot < TASK_SLOTS
-        && AUTO_SLOTS.try_with(|slots| slots.get(slot).map(Cell::get)) == Ok(Some(ring_token(ring)))
+    slot < TASK_SLOTS && AUTO_SLOTS.with(|slots| slots[slot].get()) == ring_token(ring)
 }
 
 /// The fd (or registered index) and ring flags an io_uring_enter of `ring`
@@ -287,7 +283,10 @@ fn release_slot(ring: &mut io_uring) -> c_int {
 /// a NOP round trip on this project's machine; `bench/hotpath/results.md`).
 /// Failure (table full, old kernel) is silent: the ring simply uses its fd.
 pub fn auto_register_ring_fd(ring: &mut io_uring) {
-    if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 {
+    if ring.int_flags & int_flags::REG_RING != 0
+        || ring.ring_fd < 0
+        || REGISTER_UNKNOWN.load(Ordering::Relaxed)
+    {
         return;
     }
     drop_retired_slots(ring);
@@ -300,9 +299,6 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         resv: 0,
         data: ring.ring_fd as u64,
     };
-    if REGISTER_UNKNOWN.load(Ordering::Relaxed) {
-        return;
-    }
     let ret = ring_fds_op(ring, IORING_REGISTER_RING_FDS, &mut up);
     if ret == -libc::EINVAL {
         // A kernel before 5.18 does not know the opcode: one attempt per

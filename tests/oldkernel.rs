@@ -212,7 +212,11 @@ fn emulation_answers_as_the_old_kernel_in_threads_and_children() {
 /// C tests that cannot pass on a kernel, with the reason they give
 /// (exit 77): the feature they test is not there.
 const EXPECTED_SKIPS: &[(&str, &str, &str)] = &[
-    ("5.15", "auto_ring_fd", "SINGLE_ISSUER not supported"),
+    (
+        "5.15",
+        "auto_ring_fd",
+        "IORING_REGISTER_RING_FDS not supported",
+    ),
     ("5.15", "buf_ring", "buf rings not supported"),
     ("5.15", "buf_ring_setup", "buffer rings not supported"),
     ("5.15", "cancel", "sync cancel not supported"),
@@ -220,6 +224,7 @@ const EXPECTED_SKIPS: &[(&str, &str, &str)] = &[
     ("5.15", "peek_batch", "without IORING_SETUP_CQE32"),
     ("5.15", "ring_fd", "IORING_REGISTER_RING_FDS not supported"),
     ("5.15", "sq_array", "no IORING_SETUP_NO_SQARRAY"),
+    ("5.15", "wait_batch_equiv", "without IORING_SETUP_CQE32"),
     ("6.1", "close_ring_fd", "no IORING_FEAT_REG_REG_RING"),
     ("6.1", "sq_array", "no IORING_SETUP_NO_SQARRAY"),
     // Its last steps need ring resizing (6.13).

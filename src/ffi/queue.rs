@@ -11,47 +11,38 @@ use crate::uapi::{__kernel_timespec, io_uring_cqe};
 // src/inline_ffi.c (one implementation for the inline and the exported
 // symbol).
 
-/// The caller's ring when it is a plain ring of this library (marked
-/// `rs_flags::LIVE` alone: no SQ thread, no SQ_REWIND, no extension): one
-/// byte compare ([`LiveRing::plain_from_mut`]) after the NULL test, none of
-/// the pointer checks of [`with_ring`].
+/// The caller's ring when it is a ring of this library whose `rs_flags`
+/// is `FLAGS` give or take `OPTIONAL` ([`LiveRing::flagged_from_mut`]): one
+/// byte compare after the NULL test, none of the pointer checks of
+/// [`with_ring`]. The three uses: [`PLAIN`] (no SQ thread, no SQ_REWIND,
+/// no extension), [`AUTO`] (that, with the library's automatic ring fd:
+/// the commonest ring, see `ring_fd::auto_register_ring_fd`) and either
+/// ([`PLAIN`], optional [`rs_flags::AUTO_REG`]) for the entry points whose
+/// enters pick the registered slot or the fd themselves (peeks and waits).
 ///
 /// # Safety
 /// As for [`with_ring`].
 #[inline(always)]
-unsafe fn plain_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+unsafe fn hot_ring<'a, const FLAGS: u8, const OPTIONAL: u8>(
+    ring: *mut io_uring,
+) -> Option<&'a mut LiveRing> {
     // SAFETY: forwarded contract (a non-null ring nobody else is using, set
     // up by this library if it carries its mark).
-    unsafe { ring.as_mut().and_then(|r| LiveRing::plain_from_mut(r)) }
+    unsafe {
+        ring.as_mut()
+            .and_then(|r| LiveRing::flagged_from_mut::<FLAGS, OPTIONAL>(r))
+    }
 }
 
-/// [`plain_ring`] for a plain ring whose only extension is the library's
-/// automatic ring fd registration (`rs_flags == LIVE | AUTO_REG`, the
-/// commonest ring: see `ring_fd::auto_register_ring_fd`).
-///
-/// # Safety
-/// As for [`with_ring`].
-#[inline(always)]
-unsafe fn auto_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
-    // SAFETY: as in plain_ring.
-    unsafe { ring.as_mut().and_then(|r| LiveRing::auto_from_mut(r)) }
-}
-
-/// [`plain_ring`] for the entry points that reap (their enters pick the
-/// registered slot or the fd themselves): a plain ring, or one whose only
-/// extension is an automatic ring fd registration
-/// ([`LiveRing::reap_from_mut`]).
-///
-/// # Safety
-/// As for [`with_ring`].
-#[inline(always)]
-unsafe fn reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
-    // SAFETY: as in plain_ring.
-    unsafe { ring.as_mut().and_then(|r| LiveRing::reap_from_mut(r)) }
-}
+/// `rs_flags` of a plain ring.
+const PLAIN: u8 = rs_flags::LIVE;
+/// `rs_flags` of a plain ring with the library's automatic ring fd.
+const AUTO: u8 = rs_flags::LIVE | rs_flags::AUTO_REG;
+/// What a reaping entry point lets through on top of [`PLAIN`].
+const REAP_OPTIONAL: u8 = rs_flags::AUTO_REG;
 
 /// [`with_ring`] for the hot entry points that reap (waits): a plain ring,
-/// or one with only an automatic ring fd (see [`reap_ring`]), runs `f` at
+/// or one with only an automatic ring fd (see [`hot_ring`]), runs `f` at
 /// once; every other ring (NULL: `-EFAULT`, not set up:
 /// `-EBADF`, a ring using an extension, a ring another liburing set up)
 /// goes through [`with_ring`]'s checks, out of line.
@@ -64,7 +55,7 @@ where
     F: FnOnce(&mut LiveRing) -> c_int,
 {
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { reap_ring(ring) } {
+    if let Some(r) = unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) } {
         return guard(PANICKED, || f(r));
     }
     #[inline(never)]
@@ -104,7 +95,7 @@ pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
 }
 
 /// The submit path of io_uring_submit and io_uring_submit_and_wait: a
-/// plain ring's inline (see [`plain_ring`]), every other one's through
+/// plain ring's inline (see [`hot_ring`]), every other one's through
 /// [`submit_checked`].
 ///
 /// # Safety
@@ -112,11 +103,11 @@ pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
 #[inline(always)]
 unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { auto_ring(ring) } {
+    if let Some(r) = unsafe { hot_ring::<AUTO, 0>(ring) } {
         return guard(PANICKED, || r.submit_auto(wait_nr));
     }
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { plain_ring(ring) } {
+    if let Some(r) = unsafe { hot_ring::<PLAIN, 0>(ring) } {
         return guard(PANICKED, || r.submit_plain(wait_nr));
     }
     // SAFETY: forwarded contract.
@@ -252,7 +243,7 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
     let out = unsafe { cqe_array(cqes, count) };
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { reap_ring(ring) } {
+    if let Some(r) = unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) } {
         return guard(0, || r.peek_batch_cqe(out));
     }
     // SAFETY: forwarded contract.

@@ -78,6 +78,19 @@ int main(void)
 	int ret, status;
 	pid_t pid;
 
+	T_STEP("plain ring: register/unregister keep liburing's answers");
+	CHECK_OK(io_uring_queue_init(8, &ring, 0));
+	ret = io_uring_register_ring_fd(&ring);
+	if (ret == -EINVAL)
+		T_SKIP("IORING_REGISTER_RING_FDS not supported");
+	CHECK_EQ(ret, 1);
+	CHECK_EQ(io_uring_register_ring_fd(&ring), -EEXIST);
+	t_nop_round_trip(&ring, 1, 2);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), 1);
+	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
+	t_nop_round_trip(&ring, 1, 3);
+	io_uring_queue_exit(&ring);
+
 	T_STEP("plain ring: another thread submits through the fd, to this ring");
 	CHECK_OK(io_uring_queue_init(8, &ring, 0));
 	t_nop_round_trip(&ring, 1, 1);
@@ -98,16 +111,6 @@ int main(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	reap_foreign(&ring);
 	/* The child's SQE was queued in its copy of the struct: ours is behind. */
-	io_uring_queue_exit(&ring);
-
-	T_STEP("plain ring: register/unregister keep liburing's answers");
-	CHECK_OK(io_uring_queue_init(8, &ring, 0));
-	CHECK_EQ(io_uring_register_ring_fd(&ring), 1);
-	CHECK_EQ(io_uring_register_ring_fd(&ring), -EEXIST);
-	t_nop_round_trip(&ring, 1, 2);
-	CHECK_EQ(io_uring_unregister_ring_fd(&ring), 1);
-	CHECK_EQ(io_uring_unregister_ring_fd(&ring), -EINVAL);
-	t_nop_round_trip(&ring, 1, 3);
 	io_uring_queue_exit(&ring);
 
 	T_STEP("single-issuer ring works");
