@@ -101,16 +101,34 @@ impl LiveRing {
             // SAFETY: forwarded contract.
             return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
         }
-        if AUTO {
-            let target = ring_fd::auto_enter_target(self);
+        if AUTO && !ring_fd::holds_current_key(self) {
+            // Not the thread holding the registration, or the epoch moved on.
             // SAFETY: forwarded contract.
-            return unsafe {
-                sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
-            };
+            return unsafe { self.enter_auto_recheck(submit, wait_nr, flags, arg, sz) };
         }
         let flags = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
         // SAFETY: forwarded contract.
         unsafe { sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz) }
+    }
+
+    /// The enter of a ring with the library's automatic ring fd registration
+    /// that failed the fast check: the slow check picks the slot or the fd.
+    ///
+    /// # Safety
+    /// As for [`Self::enter`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn enter_auto_recheck(
+        &mut self,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        let target = ring_fd::auto_enter_target_slow(self);
+        // SAFETY: forwarded contract.
+        unsafe { sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz) }
     }
 
     /// [`Self::enter`] for rings with an automatic ring fd registration,

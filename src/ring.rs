@@ -66,7 +66,7 @@ pub mod rs_flags {
     /// application asked for, and every enter goes through
     /// `crate::transparent`.
     pub const SQPOLL_TRANSPARENT: u8 = 4;
-    /// Statistics are on (`io_uring_cq::ext` is set).
+    /// Statistics are on ([`super::io_uring::stats_slot`] is set).
     pub const STATS: u8 = 8;
     /// A link chain longer than the kernel's per-round limit of a shared
     /// poller was seen on this ring (and the process-wide note printed):
@@ -97,9 +97,9 @@ pub struct io_uring_sq {
     pub ring_mask: u32,
     pub ring_entries: u32,
     pub sqes_sz: u32,
-    /// liburing's `pad`: low half of the ring's automatic registration
-    /// token (see `crate::ring_fd`).
-    pub reg_token_lo: u32,
+    /// liburing's `pad`: low half of the statistics slot's address (NULL
+    /// unless statistics are on; see [`io_uring::stats_slot`]).
+    pub stats_lo: u32,
 }
 
 /// `struct io_uring_cq`.
@@ -117,9 +117,11 @@ pub struct io_uring_cq {
     pub ring_ptr: *mut c_void,
     pub ring_mask: u32,
     pub ring_entries: u32,
-    /// liburing's `unsigned pad[2]`: rsuring keeps its statistics pointer
-    /// here (NULL unless statistics are on). Nothing else reads these bytes.
-    pub ext: *mut StatsSlot,
+    /// liburing's `unsigned pad[2]`: the key of the ring's automatic ring
+    /// fd registration, the holder thread's pointer and the epoch it was
+    /// checked in (see `crate::ring_fd`); 0 without one. Nothing else reads
+    /// these bytes.
+    pub reg_key: u64,
 }
 
 /// `struct io_uring`.
@@ -139,8 +141,8 @@ pub struct io_uring {
     /// [`fork_generation`]) that created the ring; a transparent SQPOLL
     /// ring refuses submissions from any other (see `crate::transparent`).
     pub fork_gen: u16,
-    /// liburing's `pad2`: high half of the automatic registration token.
-    pub reg_token_hi: u32,
+    /// liburing's `pad2`: high half of the statistics slot's address.
+    pub stats_hi: u32,
 }
 
 const _: () = {
@@ -149,7 +151,7 @@ const _: () = {
     assert!(core::mem::size_of::<io_uring>() == 216);
     assert!(core::mem::offset_of!(io_uring, flags) == 192);
     assert!(core::mem::offset_of!(io_uring, int_flags) == 208);
-    assert!(core::mem::offset_of!(io_uring_cq, ext) == 80);
+    assert!(core::mem::offset_of!(io_uring_cq, reg_key) == 80);
 };
 
 /// Counts fork()s (in the child): a forked child shares its parent's ring
@@ -186,7 +188,7 @@ pub struct EnterTarget {
     pub flags: u32,
 }
 
-/// What `io_uring_cq::ext` points at: a statistics slot of `crate::stats`
+/// What [`io_uring::stats_slot`] points at: a statistics slot of `crate::stats`
 /// (which casts it back to its own type). Opaque here, so the layout of
 /// the ring does not depend on the statistics.
 #[repr(C)]
@@ -221,6 +223,23 @@ impl io_uring {
     pub fn zeroed() -> Self {
         // SAFETY: every field is an integer or a raw pointer; zero is valid.
         unsafe { core::mem::zeroed() }
+    }
+
+    /// The statistics slot (`crate::stats`), NULL unless statistics are on.
+    /// Its address is split over liburing's `sq.pad` and `pad2`, so that
+    /// the one 8-byte padding word can hold the registration key the
+    /// hot path compares (see `crate::ring_fd`).
+    #[inline(always)]
+    pub fn stats_slot(&self) -> *mut StatsSlot {
+        (u64::from(self.stats_hi) << 32 | u64::from(self.sq.stats_lo)) as usize as *mut StatsSlot
+    }
+
+    /// Stores the statistics slot's address (see [`Self::stats_slot`]).
+    #[inline(always)]
+    pub fn set_stats_slot(&mut self, slot: *mut StatsSlot) {
+        let addr = slot as usize as u64;
+        self.sq.stats_lo = addr as u32;
+        self.stats_hi = (addr >> 32) as u32;
     }
 
     /// Whether the ring is set up: its mappings exist (a zeroed or exited
@@ -311,7 +330,8 @@ pub unsafe fn fill_sq_array(sq: &io_uring_sq) {
 
 /// A ring whose mappings are live: every pointer in it is one this
 /// library's mapper set (the kernel's words, SQEs and CQEs of this ring)
-/// and still mapped, and `cq.ext` is NULL or a statistics slot.
+/// and still mapped, and [`io_uring::stats_slot`] is NULL or a statistics
+/// slot.
 ///
 /// Only [`LiveRing::from_mut`] makes one, an `unsafe` promise that the FFI
 /// layer's checks (and the lifecycle, right after the mapper succeeded)
@@ -504,14 +524,21 @@ impl LiveRing {
         self.0.rs_flags &= !bits;
     }
 
-    /// Sets the statistics slot (`cq.ext`).
+    /// Sets the statistics slot ([`io_uring::stats_slot`]).
     ///
     /// # Safety
     /// `ext` must be NULL or a slot of `crate::stats` that stays mapped for
     /// the life of the process.
     #[inline(always)]
     pub unsafe fn set_stats_slot(&mut self, ext: *mut StatsSlot) {
-        self.0.cq.ext = ext;
+        self.0.set_stats_slot(ext);
+    }
+
+    /// Sets the key of the ring's automatic ring fd registration (see
+    /// `crate::ring_fd`); changes no pointer.
+    #[inline(always)]
+    pub fn set_reg_key(&mut self, key: u64) {
+        self.0.cq.reg_key = key;
     }
 }
 

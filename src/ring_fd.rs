@@ -2,27 +2,37 @@
 //! and the ones rsuring makes invisibly for the rings it sets up.
 //!
 //! Layer 5 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
-//! flags and token change, no ring memory is touched.
+//! flags and registration key change, no ring memory is touched.
 //!
 //! The kernel keeps registered ring fds in a small table per task (16
 //! slots); an io_uring_enter that passes a slot index instead of the fd
 //! skips the fd-table lookup. A registration made by the library on the
 //! application's behalf must stay invisible, so three rules hold:
 //!
-//! - **Exact ownership.** Each automatic registration gets a token that is
-//!   never reused (a process-wide counter). The registering thread records
-//!   `slot → token` in a thread-local table; the ring stores the token in
-//!   liburing's padding. An enter uses the slot only when the calling
-//!   thread's table maps that slot to this ring's token, so another thread,
-//!   a thread that inherited an exited thread's `pthread_t`, or a forked
-//!   child (whose table is cleared, as the kernel gives it no registrations)
-//!   goes through the plain fd, as with liburing.
+//! - **Exact ownership.** A registration is the registering thread's:
+//!   that thread records `slot → key` in a thread-local table and the ring
+//!   stores the same key in liburing's 8-byte padding word. The key is the
+//!   thread's pointer (`%fs:0` on x86-64, `tpidr_el0` on aarch64) with the
+//!   current *epoch* in bits a thread pointer never has (see [`EPOCH_BITS`]).
+//!   An enter uses the slot when `thread pointer ^ epoch == key` (a load
+//!   and a compare, no thread-local access: the fast check); otherwise, when
+//!   the thread's table still maps the slot to the ring's key, the epoch has
+//!   moved on and both are renewed (the slow check); otherwise it goes
+//!   through the plain fd, as with liburing. The epoch moves on whenever a
+//!   thread's slot may be lost without its ring being touched: a thread
+//!   exits holding slots (a later thread may get its thread pointer, glibc
+//!   reuses thread stacks), a forked child starts (same thread pointer, no
+//!   registrations: its table is cleared), the library gives a slot back.
+//!   So another thread, a thread that inherited an exited thread's stack,
+//!   or a forked child goes through the fd. After 2^14 - 2 moves the epoch
+//!   stops (every enter takes the slow check and new rings are not
+//!   registered) rather than come round again.
 //! - **The application comes first.** When the application's own
 //!   registration finds the task's table full, the library gives its slots
 //!   back (the ring that loses one goes back to its fd) and retries.
 //! - **Teardown only where it is ours.** A ring that exits drops the
 //!   library's slot only from the thread whose table holds it. Exited on
-//!   another thread, its token is retired: the holding thread drops the
+//!   another thread, its slot and key are retired: the holding thread drops the
 //!   slot at its next ring setup or exit (until then, or until that thread
 //!   exits, the kernel keeps the ring's file referenced).
 
@@ -34,7 +44,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::fork;
 use crate::lock::{ForkSafeLock, Guard};
 use crate::register::do_register;
-use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget};
+use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget, LiveRing};
 use crate::uapi::{
     io_uring_rsrc_update, io_uring_sync_cancel_reg, IORING_ASYNC_CANCEL_ALL,
     IORING_ASYNC_CANCEL_ANY, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
@@ -50,24 +60,113 @@ const TASK_SLOTS: usize = 16;
 /// for one to be given back.
 const AUTO_REGISTER_MAX: usize = 8;
 
-/// Token meaning "no automatic registration in this slot".
-const NO_TOKEN: u64 = 0;
+/// Key meaning "no automatic registration" (in a slot of the thread's
+/// table, or in a ring); no thread pointer is 0.
+const NO_KEY: u64 = 0;
+
+/// The bits of a thread pointer that are always 0, which carry the epoch
+/// in a key: the low 6 (glibc aligns a thread's control block to 64 bytes)
+/// and the top 8 (no user-space address reaches 2^56). A thread pointer
+/// with one of them set gets no automatic registration.
+const EPOCH_BITS: u64 = 0xff00_0000_0000_003f;
+
+/// The last epoch, every bit of [`EPOCH_BITS`]: it never moves on, and no
+/// key is made in it, so no enter passes the fast check.
+const EPOCH_STOPPED: u64 = EPOCH_BITS;
+
+/// The current epoch (see the module comment), in [`EPOCH_BITS`].
+static EPOCH: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
-    /// For each slot of this thread's kernel table: the token of the
-    /// library's registration in it, or [`NO_TOKEN`].
-    static AUTO_SLOTS: [Cell<u64>; TASK_SLOTS] = const { [const { Cell::new(NO_TOKEN) }; TASK_SLOTS] };
+    /// For each slot of this thread's kernel table: the key of the
+    /// library's registration in it, or [`NO_KEY`].
+    static AUTO_SLOTS: [Cell<u64>; TASK_SLOTS] = const { [const { Cell::new(NO_KEY) }; TASK_SLOTS] };
+    /// Moves the epoch on when this thread exits holding slots; touched by
+    /// every automatic registration (that registers its destructor).
+    static EXIT_HOOK: ExitHook = const { ExitHook };
+}
+
+/// See [`EXIT_HOOK`].
+struct ExitHook;
+
+impl Drop for ExitHook {
+    fn drop(&mut self) {
+        // The kernel drops this thread's slots with it, and a thread made
+        // later may get this thread's pointer: keys made here must stop
+        // passing the fast check.
+        if AUTO_SLOTS.with(|slots| slots.iter().any(|s| s.get() != NO_KEY)) {
+            advance_epoch();
+        }
+    }
+}
+
+/// The epoch after `e`: a 14-bit count spread over [`EPOCH_BITS`], ending
+/// at [`EPOCH_STOPPED`].
+const fn epoch_after(e: u64) -> u64 {
+    if e == EPOCH_STOPPED {
+        return e;
+    }
+    let count = (e & 0x3f | (e >> 56) << 6) + 1;
+    count & 0x3f | (count >> 6) << 56
+}
+
+/// Moves the epoch on: no key made before passes the fast check.
+fn advance_epoch() {
+    let _ = EPOCH.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |e| Some(epoch_after(e)));
+}
+
+/// The calling thread's pointer (the ABI's: it points at itself, and is
+/// fixed for the thread's life); 0 on an architecture without one here.
+#[inline(always)]
+fn thread_pointer() -> u64 {
+    let tp: u64;
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: on x86-64 Linux the ELF TLS ABI keeps the thread pointer in
+    // the word at %fs:0 (the TCB's pointer to itself); reading it has no
+    // other effect.
+    unsafe {
+        core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp,
+            options(nostack, preserves_flags, readonly, pure));
+    }
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: on aarch64 Linux tpidr_el0 holds the thread pointer;
+    // reading it has no other effect.
+    unsafe {
+        core::arch::asm!("mrs {}, tpidr_el0", out(reg) tp,
+            options(nostack, preserves_flags, nomem, pure));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        tp = 0;
+    }
+    tp
+}
+
+/// The key a registration made by the calling thread now carries, or None
+/// when there can be none (no usable thread pointer, epoch stopped).
+fn current_key() -> Option<u64> {
+    let tp = thread_pointer();
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    (tp != 0 && tp & EPOCH_BITS == 0 && epoch != EPOCH_STOPPED).then_some(tp | epoch)
+}
+
+/// The fast check: whether the calling thread made (or renewed) `ring`'s
+/// automatic registration in the current epoch. Exact: a thread pointer
+/// has no bit of [`EPOCH_BITS`], so `tp ^ epoch` equals the key only for
+/// the same thread pointer and epoch, and an epoch never comes back.
+#[inline(always)]
+pub fn holds_current_key(ring: &io_uring) -> bool {
+    thread_pointer() ^ ring.cq.reg_key == EPOCH.load(Ordering::Relaxed)
 }
 
 /// The kernel answered `-EINVAL` to an automatic registration (it has no
 /// `IORING_REGISTER_RING_FDS`): later rings do not try.
 static REGISTER_UNKNOWN: AtomicBool = AtomicBool::new(false);
 
-/// Source of registration tokens; 0 is never handed out.
-static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
-
-/// Tokens of rings that exited on a thread other than their slot's holder.
-static RETIRED: ForkSafeLock<Vec<u64>> = ForkSafeLock::new(Vec::new());
+/// Slots and keys of rings that exited on a thread other than their
+/// slot's holder. (A key alone does not name a ring: one thread's rings
+/// registered in one epoch share it; a slot and its key do.)
+static RETIRED: ForkSafeLock<Vec<(usize, u64)>> = ForkSafeLock::new(Vec::new());
 /// Whether [`RETIRED`] may be non-empty (read without the lock).
 static RETIRED_PENDING: AtomicBool = AtomicBool::new(false);
 
@@ -79,8 +178,11 @@ fn drop_retired_slots(via: &io_uring) {
     }
     let mut retired = retired();
     for slot in 0..TASK_SLOTS {
-        let token = AUTO_SLOTS.with(|slots| slots[slot].get());
-        let Some(at) = retired.iter().position(|&t| t == token && t != NO_TOKEN) else {
+        let key = AUTO_SLOTS.with(|slots| slots[slot].get());
+        let Some(at) = retired
+            .iter()
+            .position(|&r| r == (slot, key) && key != NO_KEY)
+        else {
             continue;
         };
         retired.swap_remove(at);
@@ -90,31 +192,33 @@ fn drop_retired_slots(via: &io_uring) {
             data: 0,
         };
         ring_fds_op(via, IORING_UNREGISTER_RING_FDS, &mut up);
-        AUTO_SLOTS.with(|slots| slots[slot].set(NO_TOKEN));
+        AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
     }
     RETIRED_PENDING.store(!retired.is_empty(), Ordering::Release);
 }
 
-/// Notes that the slot holding `token` belongs to an exited ring.
-fn retire(token: u64) {
-    retired().push(token);
+/// Notes that the holder's `slot` with `key` belongs to an exited ring.
+fn retire(slot: usize, key: u64) {
+    retired().push((slot, key));
     RETIRED_PENDING.store(true, Ordering::Release);
 }
 
 /// Takes the lock of [`RETIRED`].
-fn retired() -> Guard<'static, Vec<u64>> {
+fn retired() -> Guard<'static, Vec<(usize, u64)>> {
     install_fork_handlers();
     RETIRED.lock()
 }
 
 /// fork(): [`RETIRED`] is locked across it; the child's (only) thread
-/// clears its table, as the kernel gives a child no registered rings.
+/// clears its table, as the kernel gives a child no registered rings, and
+/// moves the epoch on (it has its parent thread's pointer).
 static FORK_HANDLERS: fork::Handlers = fork::Handlers {
     prepare: Some(|| RETIRED.lock_for_fork()),
     // SAFETY: the prepare handler took the lock in this thread.
     parent: Some(|| unsafe { RETIRED.unlock_after_fork(None) }),
     child: Some(|| {
-        AUTO_SLOTS.with(|slots| slots.iter().for_each(|s| s.set(NO_TOKEN)));
+        AUTO_SLOTS.with(|slots| slots.iter().for_each(|s| s.set(NO_KEY)));
+        advance_epoch();
         // SAFETY: the prepare handler took the lock in this thread.
         unsafe { RETIRED.unlock_after_fork(None) }
     }),
@@ -126,50 +230,67 @@ pub fn install_fork_handlers() {
     fork::install(fork::Part::RingFds, &FORK_HANDLERS);
 }
 
-fn ring_token(ring: &io_uring) -> u64 {
-    (ring.reg_token_hi as u64) << 32 | ring.sq.reg_token_lo as u64
-}
-
-fn set_ring_token(ring: &mut io_uring, token: u64) {
-    ring.sq.reg_token_lo = token as u32;
-    ring.reg_token_hi = (token >> 32) as u32;
-}
-
-/// Whether the calling thread holds the library's registration of `ring`.
+/// The slow check: whether the calling thread holds the library's
+/// registration of `ring` (its table maps the ring's slot to the ring's
+/// key), in any epoch.
 #[inline(always)]
 fn holds_auto_slot(ring: &io_uring) -> bool {
     let slot = ring.enter_ring_fd as usize;
-    slot < TASK_SLOTS && AUTO_SLOTS.with(|slots| slots[slot].get()) == ring_token(ring)
+    slot < TASK_SLOTS
+        && ring.cq.reg_key != NO_KEY
+        && AUTO_SLOTS.with(|slots| slots[slot].get()) == ring.cq.reg_key
 }
 
-/// The fd (or registered index) and ring flags an io_uring_enter of `ring`
-/// uses on the calling thread.
+/// The target of an enter through the ring's registered index.
 #[inline(always)]
-pub fn enter_target(ring: &io_uring) -> EnterTarget {
-    if ring.rs_flags & rs_flags::AUTO_REG != 0 {
-        return auto_enter_target(ring);
-    }
+fn slot_target(ring: &io_uring) -> EnterTarget {
     EnterTarget {
         fd: ring.enter_ring_fd as u32,
         flags: (ring.int_flags & int_flags::ENTER_MASK) as u32,
     }
 }
 
-/// [`enter_target`] for a ring the caller knows to hold the library's
-/// automatic registration (`rs_flags::AUTO_REG`): its slot on the thread
-/// that holds it, its fd on any other.
+/// The fd (or registered index) and ring flags an io_uring_enter of `ring`
+/// uses on the calling thread.
 #[inline(always)]
-pub fn auto_enter_target(ring: &io_uring) -> EnterTarget {
-    if holds_auto_slot(ring) {
-        return EnterTarget {
-            fd: ring.enter_ring_fd as u32,
-            flags: (ring.int_flags & int_flags::ENTER_MASK) as u32,
+pub fn enter_target(ring: &mut LiveRing) -> EnterTarget {
+    if ring.rs_flags & rs_flags::AUTO_REG == 0 || holds_current_key(ring) {
+        return slot_target(ring);
+    }
+    auto_enter_target_slow(ring)
+}
+
+/// [`enter_target`] for a ring with the library's automatic registration
+/// (`rs_flags::AUTO_REG`) that failed the fast check
+/// ([`holds_current_key`]); see [`recheck`].
+#[cold]
+#[inline(never)]
+pub fn auto_enter_target_slow(ring: &mut LiveRing) -> EnterTarget {
+    let (target, renewed) = recheck(ring);
+    if let Some(key) = renewed {
+        ring.set_reg_key(key);
+    }
+    target
+}
+
+/// The slow check of an automatically registered ring: its slot when the
+/// calling thread holds it (the epoch has moved on: the thread's table
+/// takes the current key, returned for the ring, so that the next enter
+/// passes the fast check), its fd otherwise.
+fn recheck(ring: &io_uring) -> (EnterTarget, Option<u64>) {
+    if !holds_auto_slot(ring) {
+        let fd = EnterTarget {
+            fd: ring.ring_fd as u32,
+            flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
         };
+        return (fd, None);
     }
-    EnterTarget {
-        fd: ring.ring_fd as u32,
-        flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
+    let renewed = current_key();
+    if let Some(key) = renewed {
+        let slot = ring.enter_ring_fd as usize;
+        AUTO_SLOTS.with(|slots| slots[slot].set(key));
     }
+    (slot_target(ring), renewed)
 }
 
 /// Registers or unregisters one slot through `ring`'s fd (the table is the
@@ -185,13 +306,13 @@ fn detach_auto(ring: &mut io_uring) {
     ring.rs_flags &= !rs_flags::AUTO_REG;
     ring.int_flags &= !(int_flags::REG_RING | int_flags::REG_REG_RING);
     ring.enter_ring_fd = ring.ring_fd;
-    set_ring_token(ring, NO_TOKEN);
+    ring.cq.reg_key = NO_KEY;
 }
 
 /// Gives one of this thread's automatic slots back to the kernel, through
 /// `via`'s fd. Returns whether one was freed.
 fn give_back_one_slot(via: &io_uring) -> bool {
-    let Some(slot) = AUTO_SLOTS.with(|slots| slots.iter().position(|s| s.get() != NO_TOKEN)) else {
+    let Some(slot) = AUTO_SLOTS.with(|slots| slots.iter().position(|s| s.get() != NO_KEY)) else {
         return false;
     };
     let mut up = io_uring_rsrc_update {
@@ -200,8 +321,10 @@ fn give_back_one_slot(via: &io_uring) -> bool {
         data: 0,
     };
     let ret = ring_fds_op(via, IORING_UNREGISTER_RING_FDS, &mut up);
-    // The ring that owned it no longer matches the table and uses its fd.
-    AUTO_SLOTS.with(|slots| slots[slot].set(NO_TOKEN));
+    // The ring that owned it no longer matches the table (nor, with the
+    // epoch moved on, its key the fast check) and uses its fd.
+    AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
+    advance_epoch();
     ret == 1
 }
 
@@ -212,9 +335,9 @@ pub fn register_ring_fd(ring: &mut io_uring) -> c_int {
             // The library's registration in this thread becomes the
             // application's, as if this call had made it.
             let slot = ring.enter_ring_fd as usize;
-            AUTO_SLOTS.with(|slots| slots[slot].set(NO_TOKEN));
+            AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
             ring.rs_flags &= !rs_flags::AUTO_REG;
-            set_ring_token(ring, NO_TOKEN);
+            ring.cq.reg_key = NO_KEY;
             if ring.features & IORING_FEAT_REG_REG_RING != 0 {
                 ring.int_flags |= int_flags::REG_REG_RING;
             }
@@ -289,8 +412,16 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
     {
         return;
     }
+    let Some(key) = current_key() else {
+        return;
+    };
+    if EXIT_HOOK.try_with(|_| ()).is_err() {
+        // The thread is exiting (a destructor sets a ring up): its exit
+        // hook has run, and could not move the epoch on for this slot.
+        return;
+    }
     drop_retired_slots(ring);
-    let held = AUTO_SLOTS.with(|slots| slots.iter().filter(|s| s.get() != NO_TOKEN).count());
+    let held = AUTO_SLOTS.with(|slots| slots.iter().filter(|s| s.get() != NO_KEY).count());
     if held >= AUTO_REGISTER_MAX {
         return;
     }
@@ -320,9 +451,8 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         return;
     }
     install_fork_handlers();
-    let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    AUTO_SLOTS.with(|slots| slots[slot].set(token));
-    set_ring_token(ring, token);
+    AUTO_SLOTS.with(|slots| slots[slot].set(key));
+    ring.cq.reg_key = key;
     ring.enter_ring_fd = slot as c_int;
     ring.rs_flags |= rs_flags::AUTO_REG;
     // io_uring_register may be called from any thread: keep it on the fd.
@@ -343,12 +473,12 @@ pub fn release_at_exit(ring: &mut io_uring) {
     if ring.rs_flags & rs_flags::AUTO_REG != 0 {
         if !holds_auto_slot(ring) {
             quiesce_held_elsewhere(ring);
-            retire(ring_token(ring));
+            retire(ring.enter_ring_fd as usize, ring.cq.reg_key);
             detach_auto(ring);
             return;
         }
         let slot = ring.enter_ring_fd as usize;
-        AUTO_SLOTS.with(|slots| slots[slot].set(NO_TOKEN));
+        AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
     }
     release_slot(ring);
 }
@@ -394,9 +524,9 @@ fn quiesce_held_elsewhere(ring: &io_uring) {
 
 #[cfg(test)]
 mod tests {
-    //! Registration tokens and enter targets, on rings that were never set
-    //! up (each test runs on its own thread: the slot table is the
-    //! thread's).
+    //! Registration keys, epochs and enter targets, on rings that were
+    //! never set up (each test runs on its own thread: the slot table is
+    //! the thread's).
 
     use super::*;
 
@@ -404,43 +534,90 @@ mod tests {
         EnterTarget { fd, flags }
     }
 
-    #[test]
-    fn the_token_is_split_over_liburings_two_padding_words() {
-        let mut ring = io_uring::zeroed();
-        for token in [1, 0xdead_beef, 0x1234_5678_9abc_def0, u64::MAX] {
-            set_ring_token(&mut ring, token);
-            assert_eq!(ring_token(&ring), token);
-            assert_eq!(ring.sq.reg_token_lo, token as u32);
-            assert_eq!(ring.reg_token_hi, (token >> 32) as u32);
-        }
-    }
-
-    #[test]
-    fn rings_enter_through_their_registered_index_with_the_enter_bits() {
-        let mut ring = io_uring::zeroed();
-        ring.ring_fd = 9;
-        ring.enter_ring_fd = 3;
-        ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT | int_flags::CQ_ENTER;
-        let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(enter_target(&ring), target(3, enter_bits));
-    }
-
-    #[test]
-    fn an_automatic_registration_is_used_only_by_the_thread_holding_it() {
+    /// A ring with the library's registration in slot 3, key `key`.
+    fn auto_ring(key: u64) -> io_uring {
         let mut ring = io_uring::zeroed();
         ring.ring_fd = 9;
         ring.enter_ring_fd = 3;
         ring.int_flags = int_flags::REG_RING | int_flags::NO_IOWAIT;
         ring.rs_flags = rs_flags::AUTO_REG;
-        set_ring_token(&mut ring, 77);
-        // Another thread's registration: the plain fd, no REG_RING.
-        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
-        AUTO_SLOTS.with(|slots| slots[3].set(77));
-        let enter_bits = (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32;
-        assert_eq!(enter_target(&ring), target(3, enter_bits));
-        // A slot holding another ring's token is not this ring's.
-        AUTO_SLOTS.with(|slots| slots[3].set(78));
-        assert_eq!(enter_target(&ring), target(9, int_flags::NO_IOWAIT as u32));
-        AUTO_SLOTS.with(|slots| slots[3].set(NO_TOKEN));
+        ring.cq.reg_key = key;
+        ring
+    }
+
+    const SLOT: EnterTarget = EnterTarget {
+        fd: 3,
+        flags: (int_flags::REG_RING | int_flags::NO_IOWAIT) as u32,
+    };
+    const FD: EnterTarget = EnterTarget {
+        fd: 9,
+        flags: int_flags::NO_IOWAIT as u32,
+    };
+
+    #[test]
+    fn epochs_stay_in_their_bits_never_repeat_and_stop() {
+        let mut seen = std::collections::HashSet::new();
+        let mut e = 0;
+        while e != EPOCH_STOPPED {
+            assert_eq!(e & !EPOCH_BITS, 0);
+            assert!(seen.insert(e), "epoch {e:#x} came back");
+            e = epoch_after(e);
+        }
+        assert_eq!(seen.len(), (1 << 14) - 1);
+        assert_eq!(epoch_after(EPOCH_STOPPED), EPOCH_STOPPED);
+    }
+
+    #[test]
+    fn a_thread_pointer_leaves_the_epoch_bits_free() {
+        let tp = thread_pointer();
+        assert_ne!(tp, 0);
+        assert_eq!(tp & EPOCH_BITS, 0, "{tp:#x}");
+        let other = std::thread::spawn(thread_pointer).join().unwrap();
+        assert_ne!(other, tp);
+        assert_eq!(other & EPOCH_BITS, 0, "{other:#x}");
+    }
+
+    #[test]
+    fn the_fast_check_passes_for_this_thread_in_this_epoch_only() {
+        let key = current_key().unwrap();
+        let ring = auto_ring(key);
+        assert!(holds_current_key(&ring));
+        let elsewhere = std::thread::spawn(move || holds_current_key(&auto_ring(key)));
+        assert!(!elsewhere.join().unwrap(), "another thread passed");
+        assert!(!holds_current_key(&auto_ring(key ^ 1)));
+        assert!(!holds_current_key(&auto_ring(NO_KEY)));
+    }
+
+    #[test]
+    fn the_slow_check_renews_the_key_of_the_holder_only() {
+        let key = current_key().unwrap();
+        let ring = auto_ring(key);
+        // Not in this thread's table: the fd, no renewal.
+        assert_eq!(recheck(&ring), (FD, None));
+        AUTO_SLOTS.with(|slots| slots[3].set(key));
+        advance_epoch();
+        assert!(!holds_current_key(&ring), "a key of an old epoch passed");
+        let (t, renewed) = recheck(&ring);
+        assert_eq!(t, SLOT);
+        let renewed = renewed.unwrap();
+        assert_ne!(renewed, key);
+        assert_eq!(AUTO_SLOTS.with(|slots| slots[3].get()), renewed);
+        assert!(holds_current_key(&auto_ring(renewed)));
+        // A slot holding another ring's key is not this ring's.
+        assert_eq!(recheck(&auto_ring(key)).0, FD);
+        AUTO_SLOTS.with(|slots| slots[3].set(NO_KEY));
+        assert_eq!(recheck(&auto_ring(renewed)), (FD, None));
+    }
+
+    #[test]
+    fn rings_without_a_key_never_match_an_empty_slot() {
+        assert_eq!(recheck(&auto_ring(NO_KEY)), (FD, None));
+    }
+
+    #[test]
+    fn the_slot_target_has_the_enter_bits() {
+        let mut ring = auto_ring(NO_KEY);
+        ring.int_flags |= int_flags::CQ_ENTER;
+        assert_eq!(slot_target(&ring), target(3, SLOT.flags));
     }
 }

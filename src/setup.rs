@@ -666,8 +666,8 @@ pub unsafe fn remap_resized(ring: &mut io_uring, reply: &io_uring_params) -> c_i
     }
     fresh.sq.sqe_head = ring.sq.sqe_head;
     fresh.sq.sqe_tail = ring.sq.sqe_tail;
-    fresh.sq.reg_token_lo = ring.sq.reg_token_lo;
-    fresh.cq.ext = ring.cq.ext;
+    fresh.sq.stats_lo = ring.sq.stats_lo;
+    fresh.cq.reg_key = ring.cq.reg_key;
     let private_array = !ring.sq.array.is_null();
     ring.sq = fresh.sq;
     ring.cq = fresh.cq;

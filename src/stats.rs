@@ -14,8 +14,8 @@
 //! `_exit()` and fatal signals print nothing. The format is in [`format`].
 //!
 //! **Where.** A ring's counters are a slot of the process's statistics page
-//! ([`slot`], [`region`]), reached through the 8 bytes of
-//! `struct io_uring_cq`'s padding (`io_uring_cq::ext`; NULL while off). The
+//! ([`slot`], [`region`]), whose address is kept in two of liburing's
+//! padding words (`io_uring::stats_slot`; NULL while off). The
 //! hot path pays a byte test when statistics are off; when on, it counts
 //! with atomic instructions into memory that `rsuring-stat` reads from
 //! outside. Only setup, exit, fork and process exit take the registry lock.
@@ -304,17 +304,17 @@ extern "C" fn at_process_exit() {
 /// The statistics slot of `ring`, when statistics are on.
 #[inline(always)]
 fn slot_of(ring: &LiveRing) -> Option<&'static RingExt> {
-    // SAFETY: `ext` is NULL or was set by `enable` to a slot of the
+    // SAFETY: the slot address is NULL or was set by `enable` to a slot of the
     // statistics region, which stays mapped for the life of the process
     // (LiveRing's invariant: nothing else writes it).
-    unsafe { ring.cq.ext.cast::<RingExt>().as_ref() }
+    unsafe { ring.stats_slot().cast::<RingExt>().as_ref() }
 }
 
 /// Turns statistics on for `ring` (idempotent); `shared` is its poller
 /// group, if any. 0, or `-ENOMEM` when the process has no free slot
 /// (reported once on stderr under `RSURING_STATS`).
 pub fn enable(ring: &mut LiveRing, shared: Option<SharedPoller>) -> c_int {
-    if !ring.cq.ext.is_null() {
+    if !ring.stats_slot().is_null() {
         return 0;
     }
     let _errno = KeepErrno::new();

@@ -113,6 +113,7 @@ c_tests! {
     eventfd + system_header,
     exit_elsewhere,
     fixed + system_header,
+    holder_exit,
     link + system_header,
     nop + system_header,
     peek_batch + system_header,

@@ -107,6 +107,19 @@ unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
         return guard(PANICKED, || r.submit_auto(wait_nr));
     }
     // SAFETY: forwarded contract.
+    unsafe { submit_not_auto(ring, wait_nr) }
+}
+
+/// [`submit_and_wait`] for every ring but the commonest (a plain ring with
+/// the library's automatic ring fd), out of line so that the commonest
+/// pays one compare: a plain ring without it (its fd registered by the
+/// application, or not at all) inline, the others through [`submit_checked`].
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(never)]
+unsafe fn submit_not_auto(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
+    // SAFETY: forwarded contract.
     if let Some(r) = unsafe { hot_ring::<PLAIN, 0>(ring) } {
         return guard(PANICKED, || r.submit_plain(wait_nr));
     }

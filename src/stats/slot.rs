@@ -157,7 +157,7 @@ pub struct ReapSide {
     pub enters_wait: AtomicU64,
 }
 
-/// One ring's slot. `io_uring_cq::ext` points at it while statistics are on.
+/// One ring's slot. `io_uring::stats_slot` points at it while statistics are on.
 #[repr(C)]
 #[derive(Default)]
 pub struct RingExt {
