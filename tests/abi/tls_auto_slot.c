@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The automatic ring fd registration of a SINGLE_ISSUER ring is found
- * through a thread-local table on every io_uring_enter (src/ring_fd.rs);
- * the library reaches it through TLS descriptors (.cargo/config.toml).
- * This program checks that lookup however the library was loaded:
+ * The automatic ring fd registration of a ring is the creating thread's:
+ * an io_uring_enter checks the thread pointer against the ring's key, and
+ * when that fails (another thread; or the epoch moved on, here because a
+ * thread exited holding a ring) looks in a thread-local table
+ * (src/ring_fd.rs), which the library reaches through TLS descriptors
+ * (.cargo/config.toml). This program checks both however the library was
+ * loaded:
  *
  *   auto_slot LIBRARY dlopen    the library is not loaded at start; the
  *                               program dlopen()s it (dynamic TLS block)
@@ -55,6 +58,16 @@ static void expect_cqe(struct io_uring *ring, __u64 data)
 	io_uring_cqe_seen(ring, cqe);
 }
 
+/* Sets a ring up and exits holding its registration. */
+static void *holder_exits(void *arg)
+{
+	struct io_uring_params p;
+
+	memset(&p, 0, sizeof(p));
+	CHECK_EQ(init_params(8, arg, &p), 0);
+	return NULL;
+}
+
 static void *other_thread(void *arg)
 {
 	struct io_uring *ring = arg;
@@ -66,7 +79,7 @@ static void *other_thread(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct io_uring ring, decoy;
+	struct io_uring ring, decoy, left;
 	struct io_uring_params p;
 	void *h, *ret_ptr;
 	int saved, ret;
@@ -129,6 +142,18 @@ int main(int argc, char **argv)
 	CHECK_EQ(submit(&ring), 1);
 	expect_cqe(&ring, 2);
 	CHECK_EQ(io_uring_cq_ready(&decoy), 0);
+
+	T_STEP("a thread exits holding a ring: the creating thread's table still has its index");
+	CHECK_EQ(pthread_create(&t, NULL, holder_exits, &left), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	CHECK(left.enter_ring_fd != left.ring_fd);
+	for (__u64 data = 3; data < 6; data++) {
+		queue_nop(&ring, data);
+		CHECK_EQ(submit(&ring), 1);
+		expect_cqe(&ring, data);
+	}
+	CHECK_EQ(io_uring_cq_ready(&decoy), 0);
+	queue_exit(&left);
 
 	T_STEP("teardown");
 	CHECK(dup2(saved, ring.ring_fd) == ring.ring_fd);
