@@ -294,14 +294,20 @@ io_uring_sqe_shift(const struct io_uring *ring) LIBURING_NOEXCEPT
  * The kernel's SQ head.  An SQ poll thread moves it at any time, and an
  * entry it has passed may be reused only once its reads of that entry are
  * done: acquire.  Without one the head moves only inside our own
- * io_uring_enter() calls and an untorn relaxed load will do.
+ * io_uring_enter() calls and an untorn relaxed load will do.  Where every
+ * load is an acquire load (x86's total store order) one load serves both,
+ * without a test of the setup flags.
  */
 IOURINGINLINE unsigned
 io_uring_load_sq_head(const struct io_uring *ring) LIBURING_NOEXCEPT
 {
+#if defined(__x86_64__) || defined(__i386__)
+	return io_uring_smp_load_acquire(ring->sq.khead);
+#else
 	if (ring->flags & IORING_SETUP_SQPOLL)
 		return io_uring_smp_load_acquire(ring->sq.khead);
 	return IO_URING_READ_ONCE(*ring->sq.khead);
+#endif
 }
 
 /* SQEs handed out that the kernel has not consumed yet. */

@@ -145,10 +145,13 @@ fn apply_policy(req: &mut SetupRequest<'_>) -> c_int {
 
 /// Marks a ring the mapper has just set up as this library's
 /// ([`rs_flags::LIVE`]), and whether its submissions need the full path
-/// ([`rs_flags::FULL_SUBMIT`]: an SQ thread or SQ_REWIND).
+/// ([`rs_flags::FULL_SUBMIT`]: an SQ thread, SQ_REWIND, or completions
+/// that need an enter, `int_flags::CQ_ENTER`).
 fn mark_live(ring: &mut io_uring) {
     ring.rs_flags |= rs_flags::LIVE;
-    if ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND) != 0 {
+    if ring.flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_REWIND) != 0
+        || ring.int_flags & int_flags::CQ_ENTER != 0
+    {
         ring.rs_flags |= rs_flags::FULL_SUBMIT;
     }
 }

@@ -295,7 +295,7 @@ impl LiveRing {
     /// work) until we enter with GETEVENTS.
     #[inline]
     pub fn cq_needs_flush(&self) -> bool {
-        self.sq_flags() & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN) != 0
+        self.sq_flags() & CQ_STUCK != 0
     }
 
     #[inline]
@@ -709,7 +709,8 @@ impl LiveRing {
     /// `wait_nr` completions, or skips the system call when neither the SQ
     /// (an awake SQ thread picks SQEs up itself) nor the CQ needs it.
     /// `EXT`: with rsuring's extensions; `PLAIN`: for a ring marked
-    /// `rs_flags::LIVE` alone (no extension, no SQ thread, no SQ_REWIND).
+    /// `rs_flags::LIVE` alone (no extension, no SQ thread, no SQ_REWIND,
+    /// no IOPOLL without an SQ thread).
     /// `AUTO`: as `PLAIN`, with an automatic ring fd registration
     /// (`rs_flags == LIVE | AUTO_REG`, see [`Self::enter_with`]).
     #[inline(always)]
@@ -733,6 +734,18 @@ impl LiveRing {
             let mut flags = IORING_ENTER_GETEVENTS;
             let _ = self.sq_needs_enter::<PLAIN>(submitted, &mut flags);
             flags
+        } else if PLAIN {
+            // No SQ thread and no CQ_ENTER (that sets FULL_SUBMIT): an
+            // enter when there is something to submit, with GETEVENTS (a
+            // bool's 0 or 1 times the flag, no branch) when completions
+            // wait in the kernel; nothing to submit is a case of its own.
+            let stuck = self.sq_flags() & CQ_STUCK;
+            if submitted == 0 && stuck == 0 {
+                return 0;
+            }
+            // GETEVENTS (1) when either bit (2 or 4) is set, without a
+            // compare: 0 + 6 and 2 + 6, 4 + 6, 6 + 6 on either side of 8.
+            (stuck + CQ_STUCK) >> 3
         } else {
             let cq_needs_enter = self.cq_needs_enter();
             let mut flags = 0;
@@ -899,6 +912,11 @@ impl LiveRing {
         self.get_cqe_loop(cqe_ptr, &mut data)
     }
 }
+
+/// The SQ flags that say completions are stuck in the kernel (overflow
+/// list, pending task work).
+const CQ_STUCK: u32 = IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN;
+const _: () = assert!(CQ_STUCK == 6 && IORING_ENTER_GETEVENTS == 1);
 
 /// `sizeof(struct io_uring_reg_wait)`: a __kernel_timespec, min_wait_usec,
 /// flags, sigmask, sigmask_sz and padding.

@@ -53,8 +53,9 @@ pub mod rs_flags {
     /// `LIVE` skips the pointer checks; any other (a zeroed, exited or
     /// foreign ring) takes the checked path.
     pub const LIVE: u8 = 32;
-    /// The ring has an SQ thread or SQ_REWIND: the cases of the submit
-    /// path that the short path leaves out.
+    /// The ring has an SQ thread, SQ_REWIND or IOPOLL without an SQ thread
+    /// (`int_flags::CQ_ENTER`): the cases of the submit path that the
+    /// short path leaves out.
     pub const FULL_SUBMIT: u8 = 64;
     /// The ring belongs to a shared per-CPU SQPOLL group.
     pub const SQPOLL_SHARED: u8 = 1;
