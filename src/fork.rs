@@ -31,7 +31,7 @@ use std::sync::Once;
 pub enum Part {
     /// `transparent`'s table of transparent rings by fd (layer 5; a lock).
     TransparentRings,
-    /// `ring_fd`'s retired registration tokens (layer 5; a lock) and the
+    /// `ring_fd`'s retired registrations (layer 5; a lock) and the
     /// thread's table of automatic registrations (cleared in the child).
     RingFds,
     /// `sqpoll`'s poller registry (layer 5; a lock, emptied in the child).

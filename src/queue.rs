@@ -31,10 +31,13 @@ use crate::{ring_fd, sqpoll, stats, transparent};
 /// of the application's, possibly uninitialised until written.
 pub type CqeOut = MaybeUninit<*mut io_uring_cqe>;
 
-/// From this many ready CQEs on, a batch peek fills in pointers by adding
-/// a stride (set-up, then two instructions a CQE); below it, from each
-/// CQE's ring position (no set-up, a few more a CQE).
-const STRIDED_FROM: usize = 8;
+/// The limits of a batch reap: room for at least one CQE, `min` at most
+/// the room, a count that fits the C return type.
+#[inline(always)]
+fn batch_args_valid(out: &[CqeOut], min: u32) -> bool {
+    let max = out.len();
+    max != 0 && min as usize <= max && max <= i32::MAX as usize
+}
 
 /// CQ slots a CQE occupies: two for a 32-byte CQE on a mixed-size ring.
 #[inline(always)]
@@ -455,24 +458,35 @@ impl LiveRing {
         if self.flags & IORING_SETUP_CQE_MIXED != 0 {
             return self.peek_batch_mixed(out);
         }
-        // One read of the head (only the application writes it), then the
-        // tail with acquire.
-        let head = self.cq_head();
-        let n = (self.cq_tail().wrapping_sub(head) as usize).min(out.len());
-        if n == 1 {
-            // The commonest small batch (a submit of one): no loop at all.
-            out[0].write(self.cqe_at(head));
-            return 1;
-        }
-        if n < STRIDED_FROM {
-            // A few CQEs: each pointer from its ring position, no set-up.
-            for (i, slot) in out[..n].iter_mut().enumerate() {
-                slot.write(self.cqe_at(head.wrapping_add(i as u32)));
-            }
-            return n as u32;
-        }
-        self.fill_strided(head, &mut out[..n]);
+        self.peek_batch_plain(out)
+    }
+
+    /// [`Self::peek_batch_inner`] for a ring whose CQEs all take one slot.
+    #[inline(always)]
+    fn peek_batch_plain(&mut self, out: &mut [CqeOut]) -> u32 {
+        let (head, n) = self.ready_upto(out.len());
+        self.fill_ready(head, &mut out[..n]);
         n as u32
+    }
+
+    /// The CQ head and how many CQEs are ready from it, at most `max`:
+    /// one read of the head (only the application writes it), then the
+    /// tail with acquire.
+    #[inline(always)]
+    fn ready_upto(&self, max: usize) -> (u32, usize) {
+        let head = self.cq_head();
+        (head, (self.cq_tail().wrapping_sub(head) as usize).min(max))
+    }
+
+    /// Stores the pointers of the `out.len()` ready CQEs from `head`.
+    #[inline(always)]
+    fn fill_ready(&self, head: u32, out: &mut [CqeOut]) {
+        if let [one] = out {
+            // The commonest small batch (a submit of one): no loop at all.
+            one.write(self.cqe_at(head));
+            return;
+        }
+        self.fill_strided(head, out);
     }
 
     /// Stores the pointers of the `out.len()` CQEs from ring position
@@ -822,14 +836,14 @@ impl LiveRing {
     /// pointers in `out`, head untouched (the caller advances once for the
     /// batch).
     /// Returns the count; `-ETIME` (or `-EINTR`, ...) only when none is ready.
+    #[inline(never)]
     pub fn wait_batch_cqe(
         &mut self,
         out: &mut [CqeOut],
         min: u32,
         ts: *const __kernel_timespec,
     ) -> c_int {
-        let max = out.len();
-        if max == 0 || min as usize > max || max > i32::MAX as usize {
+        if !batch_args_valid(out, min) {
             return -libc::EINVAL;
         }
         self.observe_cq();
@@ -842,6 +856,32 @@ impl LiveRing {
             return n as c_int;
         }
         self.wait_batch_enter(out, min, ts)
+    }
+
+    /// [`Self::wait_batch_cqe`] without a system call, for a ring without
+    /// statistics (the caller checked `rs_flags`): the count when the
+    /// ready CQEs are enough (or the arguments are wrong), None when the
+    /// call has to enter or the ring's CQ is mixed-size (then
+    /// [`Self::wait_batch_cqe`] does it all). Inline code that cannot
+    /// unwind, so that the entry point's reap of ready CQEs needs no
+    /// catching frame.
+    #[inline(always)]
+    pub fn wait_batch_ready(&mut self, out: &mut [CqeOut], min: u32) -> Option<c_int> {
+        if !batch_args_valid(out, min) {
+            return Some(-libc::EINVAL);
+        }
+        if self.flags & IORING_SETUP_CQE_MIXED != 0 {
+            return None;
+        }
+        // Whether to return is decided before a pointer is stored: the way
+        // out to the full call keeps no more than the arguments.
+        let (head, n) = self.ready_upto(out.len());
+        let deferred = self.flags & uapi::IORING_SETUP_DEFER_TASKRUN != 0;
+        if (n as u32) < min || (n == 0 && (self.cq_needs_enter() || deferred)) {
+            return None;
+        }
+        self.fill_ready(head, &mut out[..n]);
+        Some(n as c_int)
     }
 
     /// [`Self::wait_batch_cqe`] when it has to enter: one io_uring_enter,

@@ -41,6 +41,17 @@ const AUTO: u8 = rs_flags::LIVE | rs_flags::AUTO_REG;
 /// What a reaping entry point lets through on top of [`PLAIN`].
 const REAP_OPTIONAL: u8 = rs_flags::AUTO_REG;
 
+/// The caller's ring when a reaping entry point may take it inline: a
+/// plain ring, or one with only an automatic ring fd (see [`hot_ring`]).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+pub(super) unsafe fn hot_reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract.
+    unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) }
+}
+
 /// [`with_ring`] for the hot entry points that reap (waits): a plain ring,
 /// or one with only an automatic ring fd (see [`hot_ring`]), runs `f` at
 /// once; every other ring (NULL: `-EFAULT`, not set up:
@@ -55,7 +66,7 @@ where
     F: FnOnce(&mut LiveRing) -> c_int,
 {
     // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) } {
+    if let Some(r) = unsafe { hot_reap_ring(ring) } {
         return guard(PANICKED, || f(r));
     }
     #[inline(never)]

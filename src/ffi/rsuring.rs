@@ -5,7 +5,7 @@ use core::ffi::{c_char, c_int, c_uint};
 use core::mem::MaybeUninit;
 
 use super::cqe_array;
-use super::queue::with_hot_ring;
+use super::queue::{hot_reap_ring, with_hot_ring};
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
@@ -52,6 +52,36 @@ pub unsafe extern "C" fn rsuring_sqpoll_group(
 /// `ring` NULL or a live ring; `cqes` room for `max` pointers; `ts` NULL or valid.
 #[no_mangle]
 pub unsafe extern "C" fn rsuring_wait_batch_cqe(
+    ring: *mut io_uring,
+    cqes: *mut *mut io_uring_cqe,
+    max: c_uint,
+    min: c_uint,
+    ts: *mut __kernel_timespec,
+) -> c_int {
+    // CQEs that are ready already, on a plain ring: inline code that
+    // cannot unwind (no catching frame, no saved registers); anything else
+    // out of line, where a frame catches.
+    if !cqes.is_null() {
+        // SAFETY: forwarded contract.
+        if let Some(r) = unsafe { hot_reap_ring(ring) } {
+            // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
+            let out = unsafe { cqe_array(cqes, max) };
+            if let Some(ret) = r.wait_batch_ready(out, min) {
+                return ret;
+            }
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { wait_batch_slow(ring, cqes, max, min, ts) }
+}
+
+/// [`rsuring_wait_batch_cqe`] when it has to enter, or for any ring but a
+/// plain one, or for NULL `cqes` (`-EFAULT`).
+///
+/// # Safety
+/// As for [`rsuring_wait_batch_cqe`].
+#[inline(never)]
+unsafe fn wait_batch_slow(
     ring: *mut io_uring,
     cqes: *mut *mut io_uring_cqe,
     max: c_uint,
