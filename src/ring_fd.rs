@@ -24,7 +24,7 @@
 //!   reuses thread stacks), a forked child starts (same thread pointer, no
 //!   registrations: its table is cleared), the library gives a slot back.
 //!   So another thread, a thread that inherited an exited thread's stack,
-//!   or a forked child goes through the fd. After 2^14 - 2 moves the epoch
+//!   or a forked child goes through the fd. After 2^10 - 2 moves the epoch
 //!   stops (every enter takes the slow check and new rings are not
 //!   registered) rather than come round again.
 //! - **The application comes first.** When the application's own
@@ -64,11 +64,16 @@ const AUTO_REGISTER_MAX: usize = 8;
 /// table, or in a ring); no thread pointer is 0.
 const NO_KEY: u64 = 0;
 
-/// The bits of a thread pointer that are always 0, which carry the epoch
-/// in a key: the low 6 (glibc aligns a thread's control block to 64 bytes)
-/// and the top 8 (no user-space address reaches 2^56). A thread pointer
-/// with one of them set gets no automatic registration.
-const EPOCH_BITS: u64 = 0xff00_0000_0000_003f;
+/// The bits of a thread pointer that are always 0: the low 6 (glibc
+/// aligns a thread's control block to 64 bytes) and the top 8 (no
+/// user-space address reaches 2^56). A thread pointer with one of them set
+/// gets no automatic registration. In a key they carry the slot index (the
+/// low 4, so that a ring whose `enter_ring_fd` the application rewrote
+/// fails the fast check) and the epoch ([`EPOCH_BITS`]).
+const TP_ZERO_BITS: u64 = 0xff00_0000_0000_003f;
+
+/// The bits of a key that carry the epoch: bits 4 and 5 and the top 8.
+const EPOCH_BITS: u64 = 0xff00_0000_0000_0030;
 
 /// The last epoch, every bit of [`EPOCH_BITS`]: it never moves on, and no
 /// key is made in it, so no enter passes the fast check.
@@ -100,14 +105,14 @@ impl Drop for ExitHook {
     }
 }
 
-/// The epoch after `e`: a 14-bit count spread over [`EPOCH_BITS`], ending
+/// The epoch after `e`: a 10-bit count spread over [`EPOCH_BITS`], ending
 /// at [`EPOCH_STOPPED`].
 const fn epoch_after(e: u64) -> u64 {
     if e == EPOCH_STOPPED {
         return e;
     }
-    let count = (e & 0x3f | (e >> 56) << 6) + 1;
-    count & 0x3f | (count >> 6) << 56
+    let count = ((e >> 4) & 3 | (e >> 56) << 2) + 1;
+    (count & 3) << 4 | (count >> 2) << 56
 }
 
 /// Moves the epoch on: no key made before passes the fast check.
@@ -142,12 +147,14 @@ fn thread_pointer() -> u64 {
     tp
 }
 
-/// The key a registration made by the calling thread now carries, or None
-/// when there can be none (no usable thread pointer, epoch stopped).
-fn current_key() -> Option<u64> {
+/// The key a registration made by the calling thread in `slot` now
+/// carries, or None when there can be none (no usable thread pointer,
+/// epoch stopped).
+fn current_key(slot: usize) -> Option<u64> {
     let tp = thread_pointer();
     let epoch = EPOCH.load(Ordering::Relaxed);
-    (tp != 0 && tp & EPOCH_BITS == 0 && epoch != EPOCH_STOPPED).then_some(tp | epoch)
+    (tp != 0 && tp & TP_ZERO_BITS == 0 && epoch != EPOCH_STOPPED && slot < TASK_SLOTS)
+        .then_some(tp | epoch | slot as u64)
 }
 
 /// The fast check: whether the calling thread made (or renewed) `ring`'s
@@ -156,7 +163,8 @@ fn current_key() -> Option<u64> {
 /// the same thread pointer and epoch, and an epoch never comes back.
 #[inline(always)]
 pub fn holds_current_key(ring: &io_uring) -> bool {
-    thread_pointer() ^ ring.cq.reg_key == EPOCH.load(Ordering::Relaxed)
+    thread_pointer() ^ ring.cq.reg_key ^ ring.enter_ring_fd as u32 as u64
+        == EPOCH.load(Ordering::Relaxed)
 }
 
 /// The kernel answered `-EINVAL` to an automatic registration (it has no
@@ -285,9 +293,9 @@ fn recheck(ring: &io_uring) -> (EnterTarget, Option<u64>) {
         };
         return (fd, None);
     }
-    let renewed = current_key();
+    let slot = ring.enter_ring_fd as usize;
+    let renewed = current_key(slot);
     if let Some(key) = renewed {
-        let slot = ring.enter_ring_fd as usize;
         AUTO_SLOTS.with(|slots| slots[slot].set(key));
     }
     (slot_target(ring), renewed)
@@ -412,9 +420,9 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
     {
         return;
     }
-    let Some(key) = current_key() else {
+    if current_key(0).is_none() {
         return;
-    };
+    }
     if EXIT_HOOK.try_with(|_| ()).is_err() {
         // The thread is exiting (a destructor sets a ring up): its exit
         // hook has run, and could not move the epoch on for this slot.
@@ -451,6 +459,16 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         return;
     }
     install_fork_handlers();
+    let Some(key) = current_key(slot) else {
+        // The epoch stopped meanwhile: no key, so no registration.
+        let mut up = io_uring_rsrc_update {
+            offset: slot as u32,
+            resv: 0,
+            data: 0,
+        };
+        ring_fds_op(ring, IORING_UNREGISTER_RING_FDS, &mut up);
+        return;
+    };
     AUTO_SLOTS.with(|slots| slots[slot].set(key));
     ring.cq.reg_key = key;
     ring.enter_ring_fd = slot as c_int;
@@ -563,7 +581,7 @@ mod tests {
             assert!(seen.insert(e), "epoch {e:#x} came back");
             e = epoch_after(e);
         }
-        assert_eq!(seen.len(), (1 << 14) - 1);
+        assert_eq!(seen.len(), (1 << 10) - 1);
         assert_eq!(epoch_after(EPOCH_STOPPED), EPOCH_STOPPED);
     }
 
@@ -571,15 +589,15 @@ mod tests {
     fn a_thread_pointer_leaves_the_epoch_bits_free() {
         let tp = thread_pointer();
         assert_ne!(tp, 0);
-        assert_eq!(tp & EPOCH_BITS, 0, "{tp:#x}");
+        assert_eq!(tp & TP_ZERO_BITS, 0, "{tp:#x}");
         let other = std::thread::spawn(thread_pointer).join().unwrap();
         assert_ne!(other, tp);
-        assert_eq!(other & EPOCH_BITS, 0, "{other:#x}");
+        assert_eq!(other & TP_ZERO_BITS, 0, "{other:#x}");
     }
 
     #[test]
     fn the_fast_check_passes_for_this_thread_in_this_epoch_only() {
-        let key = current_key().unwrap();
+        let key = current_key(3).unwrap();
         let ring = auto_ring(key);
         assert!(holds_current_key(&ring));
         let elsewhere = std::thread::spawn(move || holds_current_key(&auto_ring(key)));
@@ -590,7 +608,7 @@ mod tests {
 
     #[test]
     fn the_slow_check_renews_the_key_of_the_holder_only() {
-        let key = current_key().unwrap();
+        let key = current_key(3).unwrap();
         let ring = auto_ring(key);
         // Not in this thread's table: the fd, no renewal.
         assert_eq!(recheck(&ring), (FD, None));
