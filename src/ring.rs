@@ -119,9 +119,9 @@ pub struct io_uring_cq {
     pub ring_mask: u32,
     pub ring_entries: u32,
     /// liburing's `unsigned pad[2]`: the key of the ring's automatic ring
-    /// fd registration, the holder thread's pointer and the epoch it was
-    /// checked in (see `crate::ring_fd`); 0 without one. Nothing else reads
-    /// these bytes.
+    /// fd registration, the holder thread's pointer with the slot index and
+    /// the epoch it was checked in (see `crate::ring_fd`); 0 without one.
+    /// Nothing else reads these bytes.
     pub reg_key: u64,
 }
 

@@ -13,9 +13,11 @@
 //!   that thread records `slot → key` in a thread-local table and the ring
 //!   stores the same key in liburing's 8-byte padding word. The key is the
 //!   thread's pointer (`%fs:0` on x86-64, `tpidr_el0` on aarch64) with the
-//!   current *epoch* in bits a thread pointer never has (see [`EPOCH_BITS`]).
-//!   An enter uses the slot when `thread pointer ^ epoch == key` (a load
-//!   and a compare, no thread-local access: the fast check); otherwise, when
+//!   slot index and the current *epoch* in bits a thread pointer never has
+//!   (see [`TP_ZERO_BITS`]). An enter uses the slot when `thread pointer ^
+//!   key ^ enter_ring_fd == epoch` (loads, xors and a compare, no
+//!   thread-local access: the fast check; an `enter_ring_fd` the
+//!   application rewrote fails it); otherwise, when
 //!   the thread's table still maps the slot to the ring's key, the epoch has
 //!   moved on and both are renewed (the slow check); otherwise it goes
 //!   through the plain fd, as with liburing. The epoch moves on whenever a
@@ -158,9 +160,10 @@ fn current_key(slot: usize) -> Option<u64> {
 }
 
 /// The fast check: whether the calling thread made (or renewed) `ring`'s
-/// automatic registration in the current epoch. Exact: a thread pointer
-/// has no bit of [`EPOCH_BITS`], so `tp ^ epoch` equals the key only for
-/// the same thread pointer and epoch, and an epoch never comes back.
+/// automatic registration, in the slot `enter_ring_fd` names, in the
+/// current epoch. Exact: a thread pointer has no bit of [`TP_ZERO_BITS`],
+/// so `tp ^ key ^ enter_ring_fd` equals the epoch only for the same thread
+/// pointer and slot and epoch, and an epoch never comes back.
 #[inline(always)]
 pub fn holds_current_key(ring: &io_uring) -> bool {
     thread_pointer() ^ ring.cq.reg_key ^ ring.enter_ring_fd as u32 as u64
@@ -194,12 +197,7 @@ fn drop_retired_slots(via: &io_uring) {
             continue;
         };
         retired.swap_remove(at);
-        let mut up = io_uring_rsrc_update {
-            offset: slot as u32,
-            resv: 0,
-            data: 0,
-        };
-        ring_fds_op(via, IORING_UNREGISTER_RING_FDS, &mut up);
+        unregister_slot(via, slot);
         AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
     }
     RETIRED_PENDING.store(!retired.is_empty(), Ordering::Release);
@@ -301,6 +299,17 @@ fn recheck(ring: &io_uring) -> (EnterTarget, Option<u64>) {
     (slot_target(ring), renewed)
 }
 
+/// Drops slot `slot` of the calling task's table, through `via`'s fd;
+/// the kernel's answer (1 when it dropped one).
+fn unregister_slot(via: &io_uring, slot: usize) -> c_int {
+    let mut up = io_uring_rsrc_update {
+        offset: slot as u32,
+        resv: 0,
+        data: 0,
+    };
+    ring_fds_op(via, IORING_UNREGISTER_RING_FDS, &mut up)
+}
+
 /// Registers or unregisters one slot through `ring`'s fd (the table is the
 /// calling task's, whichever ring the call goes through).
 fn ring_fds_op(ring: &io_uring, opcode: u32, up: &mut io_uring_rsrc_update) -> c_int {
@@ -323,12 +332,7 @@ fn give_back_one_slot(via: &io_uring) -> bool {
     let Some(slot) = AUTO_SLOTS.with(|slots| slots.iter().position(|s| s.get() != NO_KEY)) else {
         return false;
     };
-    let mut up = io_uring_rsrc_update {
-        offset: slot as u32,
-        resv: 0,
-        data: 0,
-    };
-    let ret = ring_fds_op(via, IORING_UNREGISTER_RING_FDS, &mut up);
+    let ret = unregister_slot(via, slot);
     // The ring that owned it no longer matches the table (nor, with the
     // epoch moved on, its key the fast check) and uses its fd.
     AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
@@ -395,12 +399,7 @@ pub fn unregister_ring_fd(ring: &mut io_uring) -> c_int {
 
 /// Drops the registration held in `ring.enter_ring_fd`.
 fn release_slot(ring: &mut io_uring) -> c_int {
-    let mut up = io_uring_rsrc_update {
-        offset: ring.enter_ring_fd as u32,
-        resv: 0,
-        data: 0,
-    };
-    let ret = ring_fds_op(ring, IORING_UNREGISTER_RING_FDS, &mut up);
+    let ret = unregister_slot(ring, ring.enter_ring_fd as u32 as usize);
     if ret == 1 {
         detach_auto(ring);
     }
@@ -448,27 +447,13 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         return;
     }
     let slot = up.offset as usize;
-    if slot >= TASK_SLOTS {
-        // A kernel with a larger table than we track: give it back.
-        let mut up = io_uring_rsrc_update {
-            offset: slot as u32,
-            resv: 0,
-            data: 0,
-        };
-        ring_fds_op(ring, IORING_UNREGISTER_RING_FDS, &mut up);
-        return;
-    }
-    install_fork_handlers();
     let Some(key) = current_key(slot) else {
-        // The epoch stopped meanwhile: no key, so no registration.
-        let mut up = io_uring_rsrc_update {
-            offset: slot as u32,
-            resv: 0,
-            data: 0,
-        };
-        ring_fds_op(ring, IORING_UNREGISTER_RING_FDS, &mut up);
+        // A kernel with a larger table than we track, or the epoch stopped
+        // meanwhile: no key, so no registration.
+        unregister_slot(ring, slot);
         return;
     };
+    install_fork_handlers();
     AUTO_SLOTS.with(|slots| slots[slot].set(key));
     ring.cq.reg_key = key;
     ring.enter_ring_fd = slot as c_int;

@@ -91,6 +91,18 @@ int main(void)
 	t_nop_round_trip(&ring, 1, 3);
 	io_uring_queue_exit(&ring);
 
+	T_STEP("plain ring: the application rewrites ring_fd and enter_ring_fd with a dup()");
+	CHECK_OK(io_uring_queue_init(8, &ring, 0));
+	t_nop_round_trip(&ring, 1, 1);
+	ret = dup(ring.ring_fd);
+	CHECK_SYS(ret);
+	close(ring.ring_fd);
+	/* liburing 2.3's sq-poll-dup does this: the enters must go to the fd. */
+	ring.ring_fd = ring.enter_ring_fd = ret;
+	t_nop_round_trip(&ring, 1, 2);
+	t_nop_round_trip(&ring, 4, 3);
+	io_uring_queue_exit(&ring);
+
 	T_STEP("plain ring: another thread submits through the fd, to this ring");
 	CHECK_OK(io_uring_queue_init(8, &ring, 0));
 	t_nop_round_trip(&ring, 1, 1);
