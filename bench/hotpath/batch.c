@@ -5,7 +5,7 @@
  * dlmopen() namespace of its own, as in interleave.c), taking turns in
  * chunks whose order rotates.
  *
- *   batch e2e|reap nop|read BATCH ROUNDS CHUNKS FILE VARIANT...
+ *   batch e2e|reap|deep nop|read BATCH ROUNDS CHUNKS FILE VARIANT...
  *   VARIANT: NAME=PATH,PATTERN
  *
  * A round queues BATCH operations (NOPs, or buffered 4 KiB reads of FILE at
@@ -36,7 +36,12 @@
  * 8 CQEs is a few tens of ns, below the CPU clock's cost), minus the
  * clock's own cost; the figure is the mean of the middle half of the
  * rounds. (Every CQE is ready before the timed step, waited for untimed
- * if need be, so the wait patterns make no system call.)
+ * if need be, so the wait patterns make no system call.) deep: as reap,
+ * but a round queues DEEP_CQES operations (DEEP_CQES / BATCH batches) in
+ * one submit, untimed, then times the reaping steps of all of them, one
+ * batch each, as one interval: the clock's cost and jitter are then a
+ * small part of what is timed (a reap round of 8 CQEs is about as long as
+ * one clock read).
  *
  * Prints per variant:
  *   RESULT name=NAME cqes=N cpu_ns=N user_ns=N sys_ns=N wall_ns=N [reap_ns_per_cqe=X]
@@ -52,6 +57,7 @@
 
 #define MAX_VARIANTS 12
 #define MAX_BATCH 256
+#define DEEP_CQES 1024
 #define BLOCK 4096
 
 enum pattern { SWPEEK, SWEACH, WNRPEEK, WNREACH, WB, WBB };
@@ -80,8 +86,8 @@ struct variant {
 	unsigned long nrounds;
 };
 
-static bool reads, reap_only;
-static unsigned batch;
+static bool reads, reap_only, deep;
+static unsigned batch, queued; /* queued: operations per submit */
 static int file_fd = -1;
 static uint64_t file_blocks;
 static char *bufs;
@@ -118,9 +124,9 @@ static void setup_variant(struct variant *v, char *spec)
 		*(void **)&v->lib.wait_batch_cqe = sym(h, "rsuring_wait_batch_cqe");
 	if (v->pattern == WBB) {
 		*(void **)&v->lib.init_batched = sym(h, "rsuring_queue_init_batched");
-		ret = v->lib.init_batched(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+		ret = v->lib.init_batched(queued < 8 ? 16 : 2 * queued, &v->ring, 0);
 	} else {
-		ret = v->lib.queue_init(batch < 8 ? 16 : 2 * batch, &v->ring, 0);
+		ret = v->lib.queue_init(queued < 8 ? 16 : 2 * queued, &v->ring, 0);
 	}
 	if (ret)
 		die_ret("io_uring_queue_init", ret);
@@ -131,7 +137,7 @@ static void queue_round(struct variant *v)
 {
 	unsigned i;
 
-	for (i = 0; i < batch; i++) {
+	for (i = 0; i < queued; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&v->ring);
 
 		if (!sqe)
@@ -143,7 +149,7 @@ static void queue_round(struct variant *v)
 		} else {
 			io_uring_prep_nop(sqe);
 		}
-		io_uring_sqe_set_data64(sqe, i + 1);
+		io_uring_sqe_set_data64(sqe, i % batch + 1);
 	}
 }
 
@@ -218,21 +224,24 @@ static void round_reap(struct variant *v, bool counted)
 	int ret;
 
 	queue_round(v);
+	unsigned k;
+
 	ret = v->lib.submit(&v->ring);
-	if (ret != (int)batch)
+	if (ret != (int)queued)
 		die_ret("submit", ret < 0 ? ret : -EIO);
-	if (io_uring_cq_ready(&v->ring) != batch) {
+	if (io_uring_cq_ready(&v->ring) != queued) {
 		/* Not all complete inside the submit (reads that went async):
 		 * wait for them, untimed, without consuming any. */
 		struct io_uring_cqe *cqe;
 
-		ret = v->lib.get_cqe(&v->ring, &cqe, 0, batch, NULL);
-		if (ret || io_uring_cq_ready(&v->ring) != batch)
+		ret = v->lib.get_cqe(&v->ring, &cqe, 0, queued, NULL);
+		if (ret || io_uring_cq_ready(&v->ring) != queued)
 			die("reap", "the operations did not complete");
 	}
 	t0 = clock_ns(CLOCK_MONOTONIC);
-	if (reap_step(v, batch) != batch)
-		die("reap", "short batch");
+	for (k = 0; k < queued; k += batch)
+		if (reap_step(v, batch) != batch)
+			die("reap", "short batch");
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	if (counted)
 		v->round_ns[v->nrounds++] = t1 - t0;
@@ -244,15 +253,19 @@ int main(int argc, char **argv)
 	unsigned long rounds, chunks, chunk, turn, r;
 	int nvars, i;
 
-	if (argc < 8 || (strcmp(argv[1], "e2e") && strcmp(argv[1], "reap")) ||
+	if (argc < 8 || (strcmp(argv[1], "e2e") && strcmp(argv[1], "reap") && strcmp(argv[1], "deep")) ||
 	    (strcmp(argv[2], "nop") && strcmp(argv[2], "read") && strcmp(argv[2], "dread"))) {
-		fprintf(stderr, "usage: %s e2e|reap nop|read BATCH ROUNDS CHUNKS FILE "
+		fprintf(stderr, "usage: %s e2e|reap|deep nop|read BATCH ROUNDS CHUNKS FILE "
 				"NAME=PATH,PATTERN...\n", argv[0]);
 		return 2;
 	}
-	reap_only = !strcmp(argv[1], "reap");
+	deep = !strcmp(argv[1], "deep");
+	reap_only = deep || !strcmp(argv[1], "reap");
 	reads = strcmp(argv[2], "nop") != 0;
 	batch = parse_ul(argv[3], "batch", MAX_BATCH);
+	if (!batch)
+		die("batch", "must be at least 1");
+	queued = deep ? DEEP_CQES / batch * batch : batch;
 	rounds = parse_ul(argv[4], "rounds", 1UL << 30);
 	chunks = parse_ul(argv[5], "chunks", 1UL << 20);
 	chunk = rounds / chunks;
@@ -267,7 +280,7 @@ int main(int argc, char **argv)
 		file_blocks = (uint64_t)(S_ISBLK(st.st_mode) ? lseek(file_fd, 0, SEEK_END) : st.st_size) / BLOCK;
 		if (!file_blocks)
 			die(argv[6], "smaller than one block");
-		bufs = aligned_alloc(BLOCK, (size_t)MAX_BATCH * BLOCK);
+		bufs = aligned_alloc(BLOCK, (size_t)DEEP_CQES * BLOCK);
 		if (!bufs)
 			die("aligned_alloc", strerror(ENOMEM));
 	}
@@ -318,7 +331,7 @@ int main(int argc, char **argv)
 				thread_rusage_ns(&u1, &s1);
 				v->user_ns += u1 - u0;
 				v->sys_ns += s1 - s0;
-				v->cqes += chunk * batch;
+				v->cqes += chunk * queued;
 			}
 		}
 	}
@@ -332,7 +345,7 @@ int main(int argc, char **argv)
 		if (reap_only) {
 			double m = middle_mean(v->round_ns, v->nrounds) - (double)clock_cost;
 
-			printf(" reap_ns_per_cqe=%.4f", (m > 0 ? m : 0) / batch);
+			printf(" reap_ns_per_cqe=%.4f", (m > 0 ? m : 0) / queued);
 		}
 		printf("\n");
 		free(v->round_ns);

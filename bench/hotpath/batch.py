@@ -9,7 +9,10 @@ rsuring doing the same). Prints a markdown table.
 
 Each round is one process running every variant interleaved (batch.c).
 Figures per CQE: reap = the reaping step alone (CQEs ready, no system
-call), e2e = submit + wait + reap, CPU time (user + kernel). A ratio is
+call), timed a round at a time; deep = the same step timed over 1024
+CQEs queued at once and reaped a batch at a time (the clock's cost a
+small part of each interval); e2e = submit + wait + reap, CPU time (user
++ kernel). A ratio is
 rsuring's figure / the other's (< 1 = rsuring cheaper), per round; the
 table gives the median over the rounds with min-max.
 """
@@ -18,18 +21,21 @@ import argparse
 import statistics
 import subprocess
 
-UP_PATTERNS = {"reap": ("wnrpeek", "wnreach"), "e2e": ("swpeek", "sweach", "wnrpeek", "wnreach")}
+UP_PATTERNS = {"reap": ("wnrpeek", "wnreach"), "deep": ("wnrpeek", "wnreach"), "e2e": ("swpeek", "sweach", "wnrpeek", "wnreach")}
 # Rounds of batch.c per process at scale 1 (per mode/op), for BATCH 8;
-# larger batches do proportionally fewer rounds.
-WORK = {("reap", "nop"): 40000, ("reap", "read"): 8000, ("e2e", "nop"): 40000, ("e2e", "read"): 3000}
+# larger batches do proportionally fewer rounds (deep: 1024 CQEs a round
+# at every batch).
+WORK = {("reap", "nop"): 40000, ("reap", "read"): 8000, ("e2e", "nop"): 40000, ("e2e", "read"): 3000,
+        ("deep", "nop"): 2000, ("deep", "read"): 400}
 
 
 def run_once(args, mode, op, batch):
-    rounds = max(100, int(WORK[(mode, op)] * args.scale * 8 / batch))
+    per_batch = 1 if mode == "deep" else 8 / batch
+    rounds = max(100, int(WORK[(mode, op)] * args.scale * per_batch))
     chunks = 20
     rounds -= rounds % chunks
     variants = [f"up_{p}={args.up},{p}" for p in UP_PATTERNS[mode]]
-    own_peek = "wnrpeek" if mode == "reap" else "swpeek"
+    own_peek = "swpeek" if mode == "e2e" else "wnrpeek"
     variants += [f"rs_wb={args.rs},wb", f"rs_wb2={args.rs2},wb", f"rs_peek={args.rs},{own_peek}"]
     cmd = ["taskset", "-c", str(args.cpu), args.batch, mode, op, str(batch), str(rounds),
            str(chunks), args.file if op == "read" else "-"] + variants
@@ -40,7 +46,7 @@ def run_once(args, mode, op, batch):
             continue
         f = dict(kv.split("=", 1) for kv in line.split()[1:])
         cqes = int(f["cqes"])
-        per = float(f["reap_ns_per_cqe"]) if mode == "reap" else int(f["cpu_ns"]) / cqes
+        per = int(f["cpu_ns"]) / cqes if mode == "e2e" else float(f["reap_ns_per_cqe"])
         user = int(f["user_ns"]) / max(1, int(f["user_ns"]) + int(f["sys_ns"]))
         res[f["name"]] = (per, user)
     return res
@@ -72,7 +78,7 @@ def main():
           "| wait_batch / 2.15 best | min–max | wait_batch / own peek loop | min–max "
           "| A vs A noise | user share (rs / 2.15) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for mode in ("reap", "e2e"):
+    for mode in ("reap", "deep", "e2e"):
         for op in ("nop", "read"):
             if args.only and args.only != f"{mode}:{op}":
                 continue
