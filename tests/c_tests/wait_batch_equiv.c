@@ -8,13 +8,16 @@
  * Runs on a small CQ (8 SQ / 16 CQ entries) with batch sizes that do not
  * divide the ring, so heads wrap at every position; on a CQE32 ring; and
  * with the CQ overflowing (more completions than CQ entries, kept on the
- * kernel's overflow list and flushed by the reaping calls).
+ * kernel's overflow list and flushed by the reaping calls); and with
+ * batches of 64 to 128 on a 256-entry CQ (the fill of large batches is a
+ * code path of its own), where io_uring_peek_batch_cqe is checked too.
  */
 #include "../common/rsuring_test.h"
 
 #include <rsuring.h>
 
-#define MAX_REC 4096
+#define MAX_REC 8192
+#define MAX_BATCH 256
 
 struct rec {
 	__u64 user_data;
@@ -89,7 +92,7 @@ static unsigned reap_liburing(struct side *s, unsigned max, unsigned min)
 
 static unsigned reap_wait_batch(struct side *s, unsigned max, unsigned min)
 {
-	struct io_uring_cqe *cqes[64];
+	struct io_uring_cqe *cqes[MAX_BATCH];
 	int i, n;
 
 	n = rsuring_wait_batch_cqe(&s->ring, cqes, max, min, NULL);
@@ -117,20 +120,22 @@ static void compare(const struct side *a, const struct side *b, const char *what
 	}
 }
 
-static void setup_pair(struct side *a, struct side *b, unsigned sq, unsigned cq, unsigned flags)
+static void setup_side(struct side *s, unsigned sq, unsigned cq, unsigned flags)
 {
 	struct io_uring_params p;
-	struct side *s[2] = { a, b };
-	int i;
 
-	for (i = 0; i < 2; i++) {
-		memset(&p, 0, sizeof(p));
-		p.flags = flags | IORING_SETUP_CQSIZE;
-		p.cq_entries = cq;
-		CHECK_EQ(io_uring_queue_init_params(sq, &s[i]->ring, &p), 0);
-		s[i]->n = 0;
-		s[i]->cqe32 = flags & IORING_SETUP_CQE32;
-	}
+	memset(&p, 0, sizeof(p));
+	p.flags = flags | IORING_SETUP_CQSIZE;
+	p.cq_entries = cq;
+	CHECK_EQ(io_uring_queue_init_params(sq, &s->ring, &p), 0);
+	s->n = 0;
+	s->cqe32 = flags & IORING_SETUP_CQE32;
+}
+
+static void setup_pair(struct side *a, struct side *b, unsigned sq, unsigned cq, unsigned flags)
+{
+	setup_side(a, sq, cq, flags);
+	setup_side(b, sq, cq, flags);
 }
 
 /* Rounds of 1..8 operations, each reaped in batches of `max` (at least
@@ -169,6 +174,58 @@ static void wrap_rounds(unsigned flags, const char *what)
 	compare(&a, &b, what);
 	io_uring_queue_exit(&a.ring);
 	io_uring_queue_exit(&b.ring);
+}
+
+/* io_uring_peek_batch_cqe of up to `max`, then one advance. */
+static unsigned reap_peek_batch(struct side *s, unsigned max)
+{
+	struct io_uring_cqe *cqes[MAX_BATCH];
+	unsigned i, n;
+
+	n = io_uring_peek_batch_cqe(&s->ring, cqes, max);
+	for (i = 0; i < n; i++)
+		record(s, cqes[i]);
+	io_uring_cq_advance(&s->ring, n);
+	return n;
+}
+
+/* 128 SQ / 256 CQ entries, rounds of 64..128 operations reaped whole (or in
+ * two parts): each large batch starts at another ring position, and most
+ * wrap inside the batch; odd and even counts. */
+static void large_rounds(unsigned flags, const char *what)
+{
+	static struct side a, b, c;
+	struct side *s[3] = { &a, &b, &c };
+	unsigned round, i;
+	__u64 ud = 1;
+
+	T_STEP("%s: large batches", what);
+	for (i = 0; i < 3; i++)
+		setup_side(s[i], 128, 256, flags);
+	for (round = 0; round < 50; round++) {
+		unsigned n = 64 + (round * 37) % 65, max = round % 5 ? n : 64 + round % 7;
+		unsigned left;
+
+		for (i = 0; i < 3; i++)
+			queue_ops(s[i], n, ud);
+		ud += n;
+		for (left = n; left;)
+			left -= reap_liburing(&a, max, left < max ? left : max);
+		for (left = n; left;)
+			left -= reap_wait_batch(&b, max, left < max ? left : max);
+		for (left = n; left;) {
+			unsigned got = reap_peek_batch(&c, max);
+
+			CHECK_MSG(got == (left < max ? left : max),
+				  "io_uring_peek_batch_cqe: %u of %u ready", got, left);
+			left -= got;
+		}
+	}
+	CHECK(a.n > 4000);
+	compare(&a, &b, what);
+	compare(&a, &c, what);
+	for (i = 0; i < 3; i++)
+		io_uring_queue_exit(&s[i]->ring);
 }
 
 /* 4 SQ / 8 CQ entries, 40 operations before any reaping: 32 of them wait
@@ -212,6 +269,7 @@ int main(void)
 
 	wrap_rounds(0, "plain ring");
 	overflow_rounds(0, "plain ring");
+	large_rounds(0, "plain ring");
 	ret = io_uring_queue_init(4, &probe, IORING_SETUP_CQE32);
 	if (ret == -EINVAL)
 		T_SKIP("without IORING_SETUP_CQE32");
@@ -219,5 +277,6 @@ int main(void)
 	io_uring_queue_exit(&probe);
 	wrap_rounds(IORING_SETUP_CQE32, "CQE32 ring");
 	overflow_rounds(IORING_SETUP_CQE32, "CQE32 ring");
+	large_rounds(IORING_SETUP_CQE32, "CQE32 ring");
 	return 0;
 }
