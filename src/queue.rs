@@ -805,14 +805,17 @@ impl LiveRing {
             // No SQ thread and no CQ_ENTER (that sets FULL_SUBMIT): an
             // enter when there is something to submit, with GETEVENTS (a
             // bool's 0 or 1 times the flag, no branch) when completions
-            // wait in the kernel; nothing to submit is a case of its own.
-            let stuck = self.sq_flags() & CQ_STUCK;
-            if submitted == 0 && stuck == 0 {
-                return 0;
+            // wait in the kernel; nothing to submit is a branch of its own.
+            if submitted == 0 {
+                if self.sq_flags() & CQ_STUCK == 0 {
+                    return 0;
+                }
+                IORING_ENTER_GETEVENTS
+            } else {
+                // GETEVENTS (1) when either bit (2 or 4) is set, without a
+                // compare: 0 + 6 and 2 + 6, 4 + 6, 6 + 6 on either side of 8.
+                ((self.sq_flags() & CQ_STUCK) + CQ_STUCK) >> 3
             }
-            // GETEVENTS (1) when either bit (2 or 4) is set, without a
-            // compare: 0 + 6 and 2 + 6, 4 + 6, 6 + 6 on either side of 8.
-            (stuck + CQ_STUCK) >> 3
         } else {
             let cq_needs_enter = self.cq_needs_enter();
             let mut flags = 0;
@@ -824,8 +827,6 @@ impl LiveRing {
             }
             flags
         };
-        // One enter for both (one copy of the slot-or-fd choice of an
-        // automatic ring fd).
         // SAFETY: no argument is passed.
         unsafe { self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
     }
