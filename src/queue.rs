@@ -912,6 +912,27 @@ impl LiveRing {
         self.wait_batch_enter(out, min, ts)
     }
 
+    /// The CQE at the head when `__io_uring_get_cqe` with nothing to
+    /// submit would return it without entering: at least `wait_nr` (and at
+    /// least one) CQEs are ready, and the head is an ordinary CQE (no
+    /// mixed-size CQ, whose skip entries the full loop consumes; EXT_ARG,
+    /// so no internal timeout CQE). Whatever the ring's setup, liburing's
+    /// loop enters for none of these (it needs more CQEs than are ready,
+    /// or none, or something to submit); None sends the call there.
+    /// Inline code that cannot unwind.
+    #[inline(always)]
+    pub fn ready_head_cqe(&self, wait_nr: u32) -> Option<*mut io_uring_cqe> {
+        if self.flags & IORING_SETUP_CQE_MIXED != 0 || self.features & IORING_FEAT_EXT_ARG == 0 {
+            return None;
+        }
+        let head = self.cq_head();
+        let ready = self.cq_tail().wrapping_sub(head);
+        if ready < wait_nr.max(1) {
+            return None;
+        }
+        Some(self.cqe_at(head))
+    }
+
     /// [`Self::wait_batch_cqe`] without a system call, for a ring without
     /// statistics (the caller checked `rs_flags`): the count when the
     /// ready CQEs are enough (or the arguments are wrong), None when the

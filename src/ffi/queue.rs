@@ -308,6 +308,32 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     let Some(out) = (unsafe { cqe_ptr.cast::<CqeOut>().as_mut() }) else {
         return -libc::EFAULT;
     };
+    // Enough CQEs ready and nothing to submit (io_uring_wait_cqe_nr's
+    // commonest call): the head CQE at once, in code that cannot unwind.
+    if submit == 0 {
+        // SAFETY: forwarded contract.
+        if let Some(cqe) = unsafe { hot_reap_ring(ring) }.and_then(|r| r.ready_head_cqe(wait_nr)) {
+            out.write(cqe);
+            return 0;
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { get_cqe_full(ring, out, submit, wait_nr, sigmask) }
+}
+
+/// [`__io_uring_get_cqe`] past its inline case: liburing's whole loop, out
+/// of line (the inline case saves no registers and has no catching frame).
+///
+/// # Safety
+/// As for [`__io_uring_get_cqe`].
+#[inline(never)]
+unsafe fn get_cqe_full(
+    ring: *mut io_uring,
+    out: &mut CqeOut,
+    submit: c_uint,
+    wait_nr: c_uint,
+    sigmask: *mut libc::sigset_t,
+) -> c_int {
     // SAFETY: forwarded contract.
     unsafe { with_hot_ring(ring, move |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
 }
