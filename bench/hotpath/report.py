@@ -218,6 +218,10 @@ def main():
     md = "\n".join(out).rstrip("\n") + "\n"
     with open(a.md, "w") as f:
         f.write(md)
+    if not chart_rows:
+        # Only blocks without a ratio row ran (--only batch): no chart.
+        print(md)
+        return
     with open(a.svg, "w") as f:
         f.write(ratio_svg.chart(chart_rows, "rsuring hot path: speed ratios, same run",
                                 f"{env.get('date', '')}, kernel {env.get('kernel', '')}; "
