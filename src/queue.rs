@@ -89,9 +89,9 @@ fn fill_run<const WIDE: bool>(out: &mut [CqeOut], cqe: *mut io_uring_cqe, stride
     }
 }
 
-/// Batches from this size on are filled by an out-of-line copy of the fill
-/// with 16-byte stores; smaller ones a pointer at a time (setting up the
-/// vectors and the call cost more than they save there).
+/// Batches from this size on are filled with 16-byte stores; smaller ones a
+/// pointer at a time (setting up the vectors costs more than it saves
+/// there).
 const WIDE_FILL_MIN: usize = 64;
 
 /// The limits of a batch reap: room for at least one CQE, `min` at most
@@ -528,8 +528,7 @@ impl LiveRing {
     #[inline(always)]
     fn peek_batch_plain(&mut self, out: &mut [CqeOut]) -> u32 {
         let (head, n) = self.ready_upto(out.len());
-        self.fill_ready(head, &mut out[..n]);
-        n as u32
+        self.fill_ready(head, &mut out[..n])
     }
 
     /// The CQ head and how many CQEs are ready from it, at most `max`:
@@ -541,25 +540,32 @@ impl LiveRing {
         (head, (self.cq_tail().wrapping_sub(head) as usize).min(max))
     }
 
-    /// Stores the pointers of the `out.len()` ready CQEs from `head`.
+    /// Stores the pointers of the `out.len()` ready CQEs from `head`;
+    /// returns their count.
     #[inline(always)]
-    fn fill_ready(&self, head: u32, out: &mut [CqeOut]) {
-        if let [one] = out {
+    fn fill_ready(&self, head: u32, out: &mut [CqeOut]) -> u32 {
+        match out {
+            [] => 0,
             // The commonest small batch (a submit of one): no loop at all.
-            one.write(self.cqe_at(head));
-            return;
+            [one] => {
+                one.write(self.cqe_at(head));
+                1
+            }
+            _ => self.fill_many(head, out),
         }
-        if out.len() >= WIDE_FILL_MIN {
-            self.fill_strided_wide(head, out);
-            return;
-        }
-        self.fill_strided::<false>(head, out);
     }
 
-    /// [`Self::fill_strided`] with 16-byte stores, for large batches.
+    /// [`Self::fill_ready`] of two or more CQEs, out of line (a tail call),
+    /// so that the entry points keep no registers for the loops; from
+    /// [`WIDE_FILL_MIN`] on with 16-byte stores.
     #[inline(never)]
-    fn fill_strided_wide(&self, head: u32, out: &mut [CqeOut]) {
-        self.fill_strided::<true>(head, out);
+    fn fill_many(&self, head: u32, out: &mut [CqeOut]) -> u32 {
+        if out.len() >= WIDE_FILL_MIN {
+            self.fill_strided::<true>(head, out);
+        } else {
+            self.fill_strided::<false>(head, out);
+        }
+        out.len() as u32
     }
 
     /// Stores the pointers of the `out.len()` CQEs from ring position
@@ -573,9 +579,12 @@ impl LiveRing {
         let stride = 1usize << self.cqe_shift();
         let before_wrap = out.len().min((self.cq.ring_mask - first) as usize + 1);
         let (to_end, from_start) = out.split_at_mut(before_wrap);
-        let head_cqe = self.cq.cqes.wrapping_add(first as usize * stride);
-        prefetch(head_cqe);
-        fill_run::<WIDE>(to_end, head_cqe, stride);
+        prefetch(self.cq.cqes.wrapping_add(first as usize * stride));
+        fill_run::<WIDE>(
+            to_end,
+            self.cq.cqes.wrapping_add(first as usize * stride),
+            stride,
+        );
         fill_run::<WIDE>(from_start, self.cq.cqes, stride);
     }
 
@@ -620,6 +629,27 @@ impl LiveRing {
             return n;
         }
         self.flush_and_peek_batch(out)
+    }
+
+    /// [`Self::peek_batch_cqe`] of a ring with one-slot CQEs when it needs
+    /// no enter: the count, or None when the CQ is mixed-size or nothing is
+    /// ready and completions wait in the kernel (the full call flushes
+    /// them). Whether any is ready is decided before a pointer is stored,
+    /// so that the fill is the last step (a tail call for batches); inline
+    /// code that cannot unwind, so the entry point needs no catching frame.
+    #[inline(always)]
+    pub fn peek_batch_ready(&mut self, out: &mut [CqeOut]) -> Option<u32> {
+        if self.flags & IORING_SETUP_CQE_MIXED != 0 {
+            return None;
+        }
+        let (head, n) = self.ready_upto(out.len());
+        if n == 0 {
+            if out.is_empty() || !self.cq_needs_flush() {
+                return Some(0);
+            }
+            return None;
+        }
+        Some(self.fill_ready(head, &mut out[..n]))
     }
 
     /// [`Self::peek_batch_cqe`] when the CQ looked empty but completions
@@ -969,8 +999,7 @@ impl LiveRing {
         if (n as u32) < min || (n == 0 && (self.cq_needs_enter() || deferred)) {
             return None;
         }
-        self.fill_ready(head, &mut out[..n]);
-        Some(n as c_int)
+        Some(self.fill_ready(head, &mut out[..n]) as c_int)
     }
 
     /// [`Self::wait_batch_cqe`] when it has to enter: one io_uring_enter,

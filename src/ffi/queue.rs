@@ -268,14 +268,18 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     let out = unsafe { cqe_array(cqes, count) };
     // SAFETY: forwarded contract.
     if let Some(r) = unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) } {
-        return guard(0, || r.peek_batch_cqe(out));
+        if let Some(n) = r.peek_batch_ready(out) {
+            return n;
+        }
     }
     // SAFETY: forwarded contract.
     unsafe { peek_batch_checked(ring, out) }
 }
 
-/// [`io_uring_peek_batch_cqe`] for every ring but a plain one, out of line:
-/// a NULL or dead ring reaps nothing.
+/// [`io_uring_peek_batch_cqe`] for every ring but a plain one, and for a
+/// plain one whose CQ looked empty with completions waiting in the kernel
+/// (the full call flushes them), out of line: a NULL or dead ring reaps
+/// nothing.
 ///
 /// # Safety
 /// As for [`live_ring`].

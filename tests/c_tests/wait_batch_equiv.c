@@ -232,18 +232,20 @@ static void large_rounds(unsigned flags, const char *what)
  * on the kernel's overflow list, which the reaping calls must flush. */
 static void overflow_rounds(unsigned flags, const char *what)
 {
-	static struct side a, b;
-	unsigned i, left_a, left_b, round;
+	static struct side a, b, c;
+	unsigned i, left_a, left_b, left_c, round;
 	__u64 ud = 1;
 
 	T_STEP("%s: overflow", what);
 	setup_pair(&a, &b, 4, 8, flags);
+	setup_side(&c, 4, 8, flags);
 	if (!(a.ring.features & IORING_FEAT_NODROP))
 		T_SKIP("no IORING_FEAT_NODROP");
 	for (round = 0; round < 5; round++) {
 		for (i = 0; i < 10; i++) {
 			queue_ops(&a, 4, ud);
 			queue_ops(&b, 4, ud);
+			queue_ops(&c, 4, ud);
 			ud += 4;
 		}
 		CHECK(io_uring_cq_has_overflow(&a.ring));
@@ -252,14 +254,24 @@ static void overflow_rounds(unsigned flags, const char *what)
 			left_a -= reap_liburing(&a, 3 + round, 1);
 		for (left_b = 40; left_b;)
 			left_b -= reap_wait_batch(&b, 3 + round, 1);
+		/* io_uring_peek_batch_cqe flushes the overflow list itself when
+		 * the CQ ring is empty: it finds CQEs until all 40 are reaped. */
+		for (left_c = 40; left_c;) {
+			unsigned got = reap_peek_batch(&c, 3 + round);
+
+			CHECK_MSG(got > 0, "io_uring_peek_batch_cqe: none with %u left", left_c);
+			left_c -= got;
+		}
 		CHECK(!io_uring_cq_has_overflow(&a.ring));
 		CHECK(!io_uring_cq_has_overflow(&b.ring));
 	}
 	CHECK_EQ(*a.ring.cq.koverflow, 0);
 	CHECK_EQ(*b.ring.cq.koverflow, 0);
 	compare(&a, &b, what);
+	compare(&a, &c, what);
 	io_uring_queue_exit(&a.ring);
 	io_uring_queue_exit(&b.ring);
+	io_uring_queue_exit(&c.ring);
 }
 
 int main(void)
