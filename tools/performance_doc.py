@@ -145,9 +145,16 @@ def summary(hot, sq, fio, transparent):
     for b in ("8", "128"):
         batch_row(f"batched reap `rsuring_wait_batch_cqe`, reaping step, buffered reads, batch {b}",
                   "reap", b, "read")
-    for b in ("8", "32"):
+    for op, what in (("nop", "NOP"), ("read", "buffered reads,")):
+        for b in ("8", "32", "128"):
+            batch_row(f"batched reap `rsuring_wait_batch_cqe`, reaping step timed over 1024 CQEs, "
+                      f"{what} batch {b}", "deep", b, op)
+    for b in ("8", "32", "128"):
         batch_row(f"batched reap `rsuring_wait_batch_cqe`, submit + wait + reap, NOP batch {b}",
                   "e2e", b)
+    for b in ("8", "32", "128"):
+        batch_row(f"batched reap `rsuring_wait_batch_cqe`, submit + wait + reap, buffered reads, "
+                  f"batch {b}", "e2e", b, "read")
     for what in ("buffered (/dev/shm)", "O_DIRECT (loop device)"):
         cpu = lookup(hot, HOTPATH, what, "batched / plain CPU per I/O")
         low, high = lookup(hot, HOTPATH, what, "min–max").split("–")
