@@ -116,6 +116,20 @@ extern "C" {
     fn _io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe;
 }
 
+/// The SQEs a wait call submits: how many, and [`GetData`]'s `fresh`.
+#[derive(Clone, Copy)]
+struct Published {
+    count: u32,
+    fresh: bool,
+}
+
+impl Published {
+    const NONE: Self = Self {
+        count: 0,
+        fresh: false,
+    };
+}
+
 /// What one wait asks of the kernel (liburing's `get_data`).
 struct GetData {
     submit: u32,
@@ -124,6 +138,12 @@ struct GetData {
     arg: *const c_void,
     sz: usize,
     has_ts: bool,
+    /// A transparent SQPOLL ring whose CQ was empty before this call
+    /// published its SQEs to the poller: a CQE the first peek finds came
+    /// from them, which a plain ring could not show before its submitting
+    /// enter, so the first peek is taken as empty (the enter's count is
+    /// then the call's result, as on a plain ring).
+    fresh: bool,
 }
 
 impl LiveRing {
@@ -415,7 +435,12 @@ impl LiveRing {
         loop {
             let mut need_enter = false;
             let mut flags = 0;
-            let (ret, c, nr_available) = self.peek_cqe();
+            let (ret, mut c, mut nr_available) = self.peek_cqe();
+            if data.fresh && !looped && data.submit != 0 {
+                // See GetData::fresh: nothing yet, as on a plain ring.
+                c = ptr::null_mut();
+                nr_available = 0;
+            }
             cqe = c;
             if ret != 0 {
                 if err == 0 {
@@ -496,6 +521,18 @@ impl LiveRing {
         wait_nr: u32,
         sigmask: *const libc::sigset_t,
     ) -> c_int {
+        self.get_cqe_with(cqe_ptr, submit, wait_nr, sigmask, false)
+    }
+
+    /// [`Self::get_cqe`], `fresh` as in [`GetData`].
+    fn get_cqe_with(
+        &mut self,
+        cqe_ptr: &mut CqeOut,
+        submit: u32,
+        wait_nr: u32,
+        sigmask: *const libc::sigset_t,
+        fresh: bool,
+    ) -> c_int {
         let mut data = GetData {
             submit,
             wait_nr,
@@ -503,8 +540,15 @@ impl LiveRing {
             arg: sigmask.cast(),
             sz: NSIG_BYTES,
             has_ts: false,
+            fresh,
         };
         self.get_cqe_loop(cqe_ptr, &mut data)
+    }
+
+    /// Whether a call about to publish SQEs makes its CQEs [`GetData`]'s
+    /// `fresh`: a transparent SQPOLL ring with an empty CQ.
+    fn transparent_cq_empty(&self) -> bool {
+        self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 && self.cq_ready() == 0
     }
 
     /// `io_uring_get_events`: flush overflowed completions and run task work.
@@ -706,7 +750,7 @@ impl LiveRing {
     fn wait_cqes_ext(
         &mut self,
         cqe_ptr: &mut CqeOut,
-        submit: u32,
+        submit: Published,
         wait_nr: u32,
         ts: *const __kernel_timespec,
         min_wait_usec: u32,
@@ -719,12 +763,13 @@ impl LiveRing {
             ts: ts as u64,
         };
         let mut data = GetData {
-            submit,
+            submit: submit.count,
             wait_nr,
             get_flags: IORING_ENTER_EXT_ARG,
             arg: (&arg as *const io_uring_getevents_arg).cast(),
             sz: core::mem::size_of::<io_uring_getevents_arg>(),
             has_ts: !ts.is_null(),
+            fresh: submit.fresh,
         };
         self.get_cqe_loop(cqe_ptr, &mut data)
     }
@@ -740,7 +785,7 @@ impl LiveRing {
         let mut to_submit = 0;
         if !ts.is_null() {
             if self.features & IORING_FEAT_EXT_ARG != 0 {
-                return self.wait_cqes_ext(cqe_ptr, 0, wait_nr, ts, 0, sigmask);
+                return self.wait_cqes_ext(cqe_ptr, Published::NONE, wait_nr, ts, 0, sigmask);
             }
             to_submit = self.submit_timeout(wait_nr, ts);
             if to_submit < 0 {
@@ -772,7 +817,14 @@ impl LiveRing {
         if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
             return -libc::EINVAL;
         }
-        self.wait_cqes_ext(cqe_ptr, 0, wait_nr, ts, min_wait_usec, sigmask)
+        self.wait_cqes_ext(
+            cqe_ptr,
+            Published::NONE,
+            wait_nr,
+            ts,
+            min_wait_usec,
+            sigmask,
+        )
     }
 
     /// `io_uring_submit_and_wait_min_timeout`; `-EINVAL` on kernels without
@@ -801,9 +853,13 @@ impl LiveRing {
         sigmask: *const libc::sigset_t,
     ) -> c_int {
         let to_submit;
+        let fresh = self.transparent_cq_empty();
         if !ts.is_null() {
             if self.features & IORING_FEAT_EXT_ARG != 0 {
-                let submit = self.flush_sq();
+                let submit = Published {
+                    count: self.flush_sq(),
+                    fresh,
+                };
                 return self.wait_cqes_ext(cqe_ptr, submit, wait_nr, ts, min_wait_usec, sigmask);
             }
             to_submit = self.submit_timeout(wait_nr, ts);
@@ -813,7 +869,7 @@ impl LiveRing {
         } else {
             to_submit = self.flush_sq() as c_int;
         }
-        self.get_cqe(cqe_ptr, to_submit as u32, wait_nr, sigmask)
+        self.get_cqe_with(cqe_ptr, to_submit as u32, wait_nr, sigmask, fresh)
     }
 
     /// Enters the kernel to submit `submitted` SQEs and/or wait for
@@ -1059,6 +1115,7 @@ impl LiveRing {
             return -libc::EINVAL;
         }
         let offset = (reg_index as isize as usize).wrapping_mul(REG_WAIT_SIZE);
+        let fresh = self.transparent_cq_empty();
         let mut data = GetData {
             submit: self.flush_sq(),
             wait_nr,
@@ -1066,6 +1123,7 @@ impl LiveRing {
             arg: offset as *const c_void,
             sz: REG_WAIT_SIZE,
             has_ts: true,
+            fresh,
         };
         self.get_cqe_loop(cqe_ptr, &mut data)
     }
