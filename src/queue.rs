@@ -623,9 +623,12 @@ impl LiveRing {
         let stride = 1usize << self.cqe_shift();
         let before_wrap = out.len().min((self.cq.ring_mask - first) as usize + 1);
         let (to_end, from_start) = out.split_at_mut(before_wrap);
-        let head_cqe = self.cq.cqes.wrapping_add(first as usize * stride);
-        prefetch(head_cqe);
-        fill_run::<WIDE>(to_end, head_cqe, stride);
+        prefetch(self.cq.cqes.wrapping_add(first as usize * stride));
+        fill_run::<WIDE>(
+            to_end,
+            self.cq.cqes.wrapping_add(first as usize * stride),
+            stride,
+        );
         fill_run::<WIDE>(from_start, self.cq.cqes, stride);
     }
 
@@ -665,10 +668,6 @@ impl LiveRing {
     #[inline(always)]
     pub fn peek_batch_cqe(&mut self, out: &mut [CqeOut]) -> u32 {
         self.observe_cq();
-        if let Some(n) = self.peek_batch_ready(out) {
-            return n;
-        }
-        // A mixed-size CQ, or an empty one with completions in the kernel.
         let n = self.peek_batch_inner(out);
         if n != 0 || out.is_empty() || !self.cq_needs_flush() {
             return n;
