@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -705,12 +706,47 @@ static T_UNUSED int t_proc_value(const char *path, const char *name, int base,
 	return found;
 }
 
-/* t_proc_value of /proc/self/fdinfo/<fd> (SqThread, SqThreadCpu, ...). */
+/* Whether fd @fd of this process is an io_uring instance (its
+ * /proc/self/fd link says so even while its fdinfo is short). */
+static T_UNUSED int t_is_io_uring_fd(int fd)
+{
+	static const char want[] = "anon_inode:[io_uring]";
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	return !strcmp(target, want);
+}
+
+/*
+ * t_proc_value of /proc/self/fdinfo/<fd> (SqThread, SqThreadCpu, ...).
+ *
+ * The kernel prints a ring's details (from SqMask on) only when it gets
+ * the ring's lock at once; a ring's SQ poll thread holds it for each batch
+ * it submits, and may still hold it when the batch's CQEs have already
+ * been reaped. So while an io_uring fd's fdinfo has no SqHead line this
+ * asks again: yielding first, then sleeping 1 ms, for about 2 s in all.
+ */
 static T_UNUSED int t_fdinfo_value(int fd, const char *name, long long *v)
 {
 	char path[64];
+	long long head;
+	int attempt;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	for (attempt = 0; attempt < 2100; attempt++) {
+		if (t_proc_value(path, "SqHead", 10, &head) ||
+		    !t_is_io_uring_fd(fd))
+			break;
+		if (attempt < 100)
+			sched_yield();
+		else
+			usleep(1000);
+	}
 	return t_proc_value(path, name, 10, v);
 }
 
