@@ -102,6 +102,12 @@ skip_toggle:
 	nop_and_reap(&ring, 0);
 	CHECK_MSG(ev_read(efd) == 0, "async eventfd signalled for inline completion");
 	nop_and_reap(&ring, IOSQE_ASYNC);
+	/* The io-wq worker publishes the CQE before it signals the eventfd:
+	 * the reaper can get there first, so give the signal a moment. */
+	pfd.fd = efd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	CHECK_EQ(poll(&pfd, 1, 2000), 1);
 	CHECK_MSG(ev_read(efd) >= 1, "async eventfd not signalled for io-wq completion");
 	CHECK_EQ(io_uring_unregister_eventfd(&ring), 0);
 
