@@ -160,7 +160,7 @@ def summary(hot, sq, fio, transparent):
         low, high = lookup(hot, HOTPATH, what, "min–max").split("–")
         cell = f"{speed(cpu)} [{speed(high)}–{speed(low)}]"
         rows.append((f"`rsuring_queue_init_batched`, 4 KiB reads QD 32, {what}, "
-                     "submitting thread's CPU per I/O",
+                     "CPU per I/O of the process (its io-wq workers included)",
                      "a plain ring", cell, verdict(cell), HOTPATH))
     hot_row("statistics on (`RSURING_STATS=1`), batch 32",
             "b32: RSURING_STATS=1 vs off", "statistics off")

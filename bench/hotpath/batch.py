@@ -11,8 +11,9 @@ Each round is one process running every variant interleaved (batch.c).
 Figures per CQE: reap = the reaping step alone (CQEs ready, no system
 call), timed a round at a time; deep = the same step timed over 1024
 CQEs queued at once and reaped a batch at a time (the clock's cost a
-small part of each interval); e2e = submit + wait + reap, CPU time (user
-+ kernel). A ratio is
+small part of each interval); e2e = submit + wait + reap, the process's
+CPU time (user + kernel of every thread: the kernel hands each buffered
+read of a tmpfs file to an io-wq worker of the process). A ratio is
 rsuring's figure / the other's (< 1 = rsuring cheaper), per round; the
 table gives the median over the rounds with min-max.
 """

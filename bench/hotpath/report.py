@@ -130,8 +130,10 @@ def main():
                f"t/io_uring from {env.get('tio', 'not built')}; io-uring crate {env.get('crate', 'not built')}.")
     out.append("")
     out.append("Method: every run does a fixed amount of work and is measured in CPU time (user + "
-               "kernel), which waiting for the CPU does not inflate; NOPs and buffered reads of "
-               "`/dev/shm` complete inside `io_uring_enter`, so that is their whole cost. The C "
+               "kernel), which waiting for the CPU does not inflate; NOPs complete inside "
+               "`io_uring_enter`, so that is their whole cost, while the kernel hands every "
+               "buffered read of a `/dev/shm` (tmpfs) file to an io-wq worker, a thread of the "
+               "process that does the copy, so reads are timed with the process's CPU clock. The C "
                "programs are compiled once against Debian's liburing 2.3 header, so every library "
                "runs the same inline header code, and every run checks which library it loaded. "
                "**NOP blocks** run all library variants in one process per round (`interleave.c`: "
