@@ -51,16 +51,18 @@ class Missing(Exception):
     pass
 
 
-def lookup(text, source, label, column, newest=True):
+def lookup(text, source, label, column, newest=True, after=0):
     """The cell of the row whose first cell is label, in the column whose
     header is column (the last table that has both: results files append
-    newer runs after older ones; newest=False: the first)."""
+    newer runs after older ones; newest=False: the first), or in the column
+    `after` places to its right (for an unnamed column such as a second
+    min–max)."""
     for header, rows in (reversed(tables(text)) if newest else tables(text)):
         if column not in header:
             continue
         for row in rows:
             if row[0] == label and len(row) == len(header):
-                return row[header.index(column)]
+                return row[header.index(column) + after]
     raise Missing(f"{source}: no row {label!r} with a column {column!r}")
 
 
@@ -161,6 +163,12 @@ def summary(hot, sq, fio, transparent):
         cell = f"{speed(cpu)} [{speed(high)}–{speed(low)}]"
         rows.append((f"`rsuring_queue_init_batched`, 4 KiB reads QD 32, {what}, "
                      "CPU per I/O of the process (its io-wq workers included)",
+                     "a plain ring", cell, verdict(cell), HOTPATH))
+        iops = lookup(hot, HOTPATH, what, "batched / plain IOPS")
+        # The min–max beside the IOPS ratio is the column after it.
+        low, high = lookup(hot, HOTPATH, what, "batched / plain IOPS", after=1).split("–")
+        cell = f"{float(iops):.2f} [{float(low):.2f}–{float(high):.2f}]"
+        rows.append((f"`rsuring_queue_init_batched`, 4 KiB reads QD 32, {what}, IOPS",
                      "a plain ring", cell, verdict(cell), HOTPATH))
     hot_row("statistics on (`RSURING_STATS=1`), batch 32",
             "b32: RSURING_STATS=1 vs off", "statistics off")
