@@ -29,6 +29,9 @@ pub const STATS: &str = "RSURING_STATS";
 /// `RSURING_SQARRAY`: keep the kernel's SQ index array (no NO_SQARRAY).
 pub const SQARRAY: &str = "RSURING_SQARRAY";
 
+/// `RSURING_REGISTER_RING_FD`: register each ring's fd with the kernel
+/// for the thread that set it up (off by default: docs/compatibility.md).
+pub const REGISTER_RING_FD: &str = "RSURING_REGISTER_RING_FD";
 /// `RSURING_QUIET_UNKNOWN`: `RSURING_*` names not to warn about.
 pub const QUIET_UNKNOWN: &str = "RSURING_QUIET_UNKNOWN";
 
@@ -41,6 +44,7 @@ pub const LIBRARY_NAMES: &[&str] = &[
     SQPOLL_STEP_ASIDE,
     STATS,
     SQARRAY,
+    REGISTER_RING_FD,
     QUIET_UNKNOWN,
 ];
 
@@ -100,6 +104,12 @@ pub const VARIABLES: &[Variable] = &[
         value: "`1`",
         default: "off: rings get `NO_SQARRAY` where the kernel has it",
         effect: "keep the kernel's SQ index array, for programs that store their own indices in `sq.array`",
+    },
+    Variable {
+        name: REGISTER_RING_FD,
+        value: "`1`",
+        default: "off: every enter goes through the ring's fd, as with liburing",
+        effect: "each ring set up by `io_uring_queue_init*` gets its fd registered for the thread that set it up, which saves the kernel's file lookup on that thread's enters; never under a seccomp filter; the differences a program can see are listed in [docs/compatibility.md](docs/compatibility.md)",
     },
     Variable {
         name: QUIET_UNKNOWN,

@@ -225,6 +225,24 @@ pub fn file_uids(pid: u32) -> Option<(u32, u32)> {
     parse_file_uids(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
 }
 
+/// Whether a `/proc/PID/status` text says the process runs in a seccomp
+/// mode (its `Seccomp:` line is not 0); None without such a line.
+pub fn parse_seccomp(status: &str) -> Option<bool> {
+    let mode = status.lines().find_map(|l| l.strip_prefix("Seccomp:"))?;
+    Some(mode.trim().parse::<u32>().ok()? != 0)
+}
+
+/// [`parse_seccomp`] of the calling process; None when /proc cannot say.
+/// errno is left as it was (the callers are liburing functions).
+pub fn under_seccomp_filter() -> Option<bool> {
+    // SAFETY: errno is thread-local and always readable and writable.
+    let saved = unsafe { *libc::__errno_location() };
+    let status = std::fs::read_to_string("/proc/self/status").ok();
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = saved };
+    parse_seccomp(&status?)
+}
+
 /// Clock ticks per second of /proc times.
 pub fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.
@@ -238,6 +256,18 @@ pub fn ticks_per_second() -> u64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn seccomp_line() {
+        use super::parse_seccomp;
+        assert_eq!(parse_seccomp("Name:\tx\nSeccomp:\t0\n"), Some(false));
+        assert_eq!(
+            parse_seccomp("Seccomp:\t2\nSeccomp_filters:\t1\n"),
+            Some(true)
+        );
+        assert_eq!(parse_seccomp("Name:\tx\n"), None);
+        assert_eq!(parse_seccomp("Seccomp:\tx\n"), None);
+    }
+
     use super::*;
 
     const SQPOLL_RING: &str = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\nino:\t114288\n\

@@ -192,9 +192,43 @@ impl LiveRing {
             // SAFETY: forwarded contract.
             return unsafe { self.enter_auto_recheck(submit, wait_nr, flags, arg, sz) };
         }
-        let flags = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
+        let all = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
         // SAFETY: forwarded contract.
-        unsafe { sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, flags, arg, sz) }
+        let ret = unsafe {
+            sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, all, arg, sz)
+        };
+        if AUTO && ret < 0 {
+            // SAFETY: forwarded contract.
+            return unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
+        }
+        ret
+    }
+
+    /// An enter through the library's automatic registration that the
+    /// kernel refused because the calling task holds no such slot (see
+    /// [`ring_fd::retry_through_fd`]) is made again through the fd;
+    /// anything else returns `ret`.
+    ///
+    /// # Safety
+    /// As for [`Self::enter`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn enter_again_through_fd(
+        &mut self,
+        ret: c_int,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        match ring_fd::retry_through_fd(self, ret) {
+            // SAFETY: forwarded contract.
+            Some(t) => unsafe {
+                sys::io_uring_enter2(t.fd, submit, wait_nr, flags | t.flags, arg, sz)
+            },
+            None => ret,
+        }
     }
 
     /// The enter of a ring with the library's automatic ring fd registration
@@ -214,7 +248,14 @@ impl LiveRing {
     ) -> c_int {
         let target = ring_fd::auto_enter_target_slow(self);
         // SAFETY: forwarded contract.
-        unsafe { sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz) }
+        let ret = unsafe {
+            sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
+        };
+        if ret < 0 && target.fd != self.ring_fd as u32 {
+            // SAFETY: forwarded contract.
+            return unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
+        }
+        ret
     }
 
     /// [`Self::enter`] for rings with an automatic ring fd registration,
@@ -251,9 +292,13 @@ impl LiveRing {
             return ret;
         }
         // SAFETY: forwarded contract.
-        let ret = unsafe {
+        let mut ret = unsafe {
             sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
         };
+        if ret < 0 && target.fd != self.ring_fd as u32 {
+            // SAFETY: forwarded contract.
+            ret = unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
+        }
         stats::count_enter(self, flags | target.flags, ret);
         ret
     }

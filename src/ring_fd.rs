@@ -4,6 +4,13 @@
 //! Layer 5 (see lib.rs). Functions on the plain [`io_uring`]: only its fds,
 //! flags and registration key change, no ring memory is touched.
 //!
+//! The library's own registration is off unless `RSURING_REGISTER_RING_FD=1`
+//! (issue 34, docs/compatibility.md): a program can tell it is there (a
+//! ring torn down on another thread lives until the holder lets go; the
+//! ring's `enter_ring_fd` and `int_flags` show it; a `close()`d ring fd
+//! still submits), so by default every enter goes through the fd, as with
+//! liburing.
+//!
 //! The kernel keeps registered ring fds in a small table per task (16
 //! slots); an io_uring_enter that passes a slot index instead of the fd
 //! skips the fd-table lookup. A registration made by the library on the
@@ -36,31 +43,42 @@
 //!   library's slot only from the thread whose table holds it. Exited on
 //!   another thread, its slot and key are retired: the holding thread drops the
 //!   slot at its next ring setup or exit (until then, or until that thread
-//!   exits, the kernel keeps the ring's file referenced).
+//!   exits, the kernel keeps the ring's file referenced). Nothing of the
+//!   ring is cancelled or unregistered meanwhile: a dup() of its fd or a
+//!   forked child may still use it, as they may with liburing.
+//! - **Out of the application's way.** The library asks for slots 15 down
+//!   to 8, never the low slots the kernel hands an application that asks
+//!   for any; it registers nothing under a seccomp filter (a filter may kill
+//!   on io_uring_register) or after the kernel refused the call once; an
+//!   enter through a slot the calling task does not hold (a child made
+//!   without fork's handlers) is made again through the fd.
 
 use core::cell::Cell;
 use core::ffi::c_int;
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use crate::fork;
 use crate::lock::{ForkSafeLock, Guard};
 use crate::register::do_register;
 use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget, LiveRing};
 use crate::uapi::{
-    io_uring_rsrc_update, io_uring_sync_cancel_reg, IORING_ASYNC_CANCEL_ALL,
-    IORING_ASYNC_CANCEL_ANY, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
-    IORING_REGISTER_SYNC_CANCEL, IORING_UNREGISTER_BUFFERS, IORING_UNREGISTER_EVENTFD,
-    IORING_UNREGISTER_FILES, IORING_UNREGISTER_RING_FDS,
+    io_uring_rsrc_update, IORING_FEAT_REG_REG_RING, IORING_REGISTER_RING_FDS,
+    IORING_UNREGISTER_RING_FDS,
 };
+use crate::{env, procfs};
 
 /// Slots of the kernel's per-task registered-ring table.
 const TASK_SLOTS: usize = 16;
 
 /// The library takes at most this many slots of a thread's table on its
-/// own, so an application that registers rings itself rarely has to wait
-/// for one to be given back.
+/// own, the top ones ([`AUTO_FIRST_SLOT`] and up), so an application that
+/// registers rings itself (the kernel gives it the lowest free slot) rarely
+/// meets one.
 const AUTO_REGISTER_MAX: usize = 8;
+
+/// The lowest slot the library asks for.
+const AUTO_FIRST_SLOT: usize = TASK_SLOTS - AUTO_REGISTER_MAX;
 
 /// Key meaning "no automatic registration" (in a slot of the thread's
 /// table, or in a ring); no thread pointer is 0.
@@ -197,9 +215,45 @@ fn thread_pointer_xor_epoch() -> u64 {
     }
 }
 
-/// The kernel answered `-EINVAL` to an automatic registration (it has no
-/// `IORING_REGISTER_RING_FDS`): later rings do not try.
+/// The kernel refused an automatic registration in a way that will not
+/// change (no `IORING_REGISTER_RING_FDS`: `-EINVAL`; a seccomp filter or
+/// LSM: `-EPERM`, `-EACCES`, `-ENOSYS`): later rings do not try.
 static REGISTER_UNKNOWN: AtomicBool = AtomicBool::new(false);
+
+/// `RSURING_REGISTER_RING_FD`, read once: unknown, on, off.
+static AUTO_MODE: AtomicU8 = AtomicU8::new(MODE_UNKNOWN);
+const MODE_UNKNOWN: u8 = 0;
+const MODE_ON: u8 = 1;
+const MODE_OFF: u8 = 2;
+
+/// Whether a ring set up now may get the library's registration: the
+/// process asked for it, the kernel has not refused it, and no seccomp
+/// filter watches the process (asked at each setup, since a filter can be
+/// installed between two rings; setup is not a hot path).
+fn auto_registration_allowed() -> bool {
+    let mode = match AUTO_MODE.load(Ordering::Relaxed) {
+        MODE_UNKNOWN => {
+            let mode = if env::flag(env::REGISTER_RING_FD) {
+                MODE_ON
+            } else {
+                MODE_OFF
+            };
+            AUTO_MODE.store(mode, Ordering::Relaxed);
+            mode
+        }
+        known => known,
+    };
+    if mode != MODE_ON || REGISTER_UNKNOWN.load(Ordering::Relaxed) {
+        return false;
+    }
+    if procfs::under_seccomp_filter() != Some(false) {
+        // Filtered, or /proc could not say: a filter may kill the
+        // process on io_uring_register, which liburing would not call.
+        REGISTER_UNKNOWN.store(true, Ordering::Relaxed);
+        return false;
+    }
+    true
+}
 
 /// Slots and keys of rings that exited on a thread other than their
 /// slot's holder. (A key alone does not name a ring: one thread's rings
@@ -440,9 +494,7 @@ fn release_slot(ring: &mut io_uring) -> c_int {
 /// a NOP round trip on this project's machine; `bench/hotpath/results.md`).
 /// Failure (table full, old kernel) is silent: the ring simply uses its fd.
 pub fn auto_register_ring_fd(ring: &mut io_uring) {
-    if ring.int_flags & int_flags::REG_RING != 0
-        || ring.ring_fd < 0
-        || REGISTER_UNKNOWN.load(Ordering::Relaxed)
+    if ring.int_flags & int_flags::REG_RING != 0 || ring.ring_fd < 0 || !auto_registration_allowed()
     {
         return;
     }
@@ -455,28 +507,37 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
         return;
     }
     drop_retired_slots(ring);
-    let held = AUTO_SLOTS.with(|slots| slots.iter().filter(|s| s.get() != NO_KEY).count());
-    if held >= AUTO_REGISTER_MAX {
-        return;
+    // The top slots, highest first, that this thread's table says are
+    // free; a slot the kernel says is taken (the application's, or a
+    // stale entry of ours) is skipped.
+    let mut slot = None;
+    for candidate in (AUTO_FIRST_SLOT..TASK_SLOTS).rev() {
+        if AUTO_SLOTS.with(|slots| slots[candidate].get()) != NO_KEY {
+            continue;
+        }
+        let mut up = io_uring_rsrc_update {
+            offset: candidate as u32,
+            resv: 0,
+            data: ring.ring_fd as u64,
+        };
+        match ring_fds_op(ring, IORING_REGISTER_RING_FDS, &mut up) {
+            1 => {
+                slot = Some(candidate);
+                break;
+            }
+            ret if ret == -libc::EBUSY => continue,
+            ret if [-libc::EINVAL, -libc::EPERM, -libc::EACCES, -libc::ENOSYS].contains(&ret) => {
+                // No such opcode (before 5.18), or a filter or LSM that
+                // refuses it: one attempt per process.
+                REGISTER_UNKNOWN.store(true, Ordering::Relaxed);
+                return;
+            }
+            _ => return,
+        }
     }
-    let mut up = io_uring_rsrc_update {
-        offset: u32::MAX,
-        resv: 0,
-        data: ring.ring_fd as u64,
-    };
-    let ret = ring_fds_op(ring, IORING_REGISTER_RING_FDS, &mut up);
-    if ret == -libc::EINVAL {
-        // A kernel before 5.18 does not know the opcode: one attempt per
-        // process.
-        REGISTER_UNKNOWN.store(true, Ordering::Relaxed);
-    }
-    if ret != 1 {
-        return;
-    }
-    let slot = up.offset as usize;
+    let Some(slot) = slot else { return };
     let Some(key) = current_key(slot) else {
-        // A kernel with a larger table than we track, or the epoch stopped
-        // meanwhile: no key, so no registration.
+        // The epoch stopped meanwhile: no key, so no registration.
         unregister_slot(ring, slot);
         return;
     };
@@ -487,6 +548,22 @@ pub fn auto_register_ring_fd(ring: &mut io_uring) {
     ring.rs_flags |= rs_flags::AUTO_REG;
     // io_uring_register may be called from any thread: keep it on the fd.
     ring.int_flags = (ring.int_flags | int_flags::REG_RING) & !int_flags::REG_REG_RING;
+}
+
+/// Whether an enter through `ring`'s automatic registration that answered
+/// `ret` found no slot of the calling task there (a child made without
+/// fork's handlers, which the kernel gave no registered rings): the caller
+/// makes it again through the fd, which is what liburing would have used.
+/// Nothing was submitted: the kernel checks the index before anything else.
+#[cold]
+pub fn retry_through_fd(ring: &io_uring, ret: c_int) -> Option<EnterTarget> {
+    if ring.rs_flags & rs_flags::AUTO_REG == 0 || (ret != -libc::EINVAL && ret != -libc::EBADF) {
+        return None;
+    }
+    Some(EnterTarget {
+        fd: ring.ring_fd as u32,
+        flags: (ring.int_flags & int_flags::NO_IOWAIT) as u32,
+    })
 }
 
 /// Drops the ring fd registration at teardown: the application's always,
@@ -502,7 +579,6 @@ pub fn release_at_exit(ring: &mut io_uring) {
     }
     if ring.rs_flags & rs_flags::AUTO_REG != 0 {
         if !holds_auto_slot(ring) {
-            quiesce_held_elsewhere(ring);
             retire(ring.enter_ring_fd as usize, ring.cq.reg_key);
             detach_auto(ring);
             return;
@@ -511,45 +587,6 @@ pub fn release_at_exit(ring: &mut io_uring) {
         AUTO_SLOTS.with(|slots| slots[slot].set(NO_KEY));
     }
     release_slot(ring);
-}
-
-/// A ring exited on a thread other than the one holding its automatic
-/// registration: the close that follows does not free it, since the
-/// holder's slot keeps the kernel's file referenced until that thread drops
-/// it (at its next ring setup or exit, or when it exits). What the
-/// application could notice of the ring living on is undone here, as the
-/// kernel's teardown would: its pending requests are cancelled (a
-/// synchronous cancel of every request, without waiting for those already
-/// running) and its registered files, buffers and eventfd are given back,
-/// so the files and sockets it held close with the application's last
-/// descriptor. Results are ignored (a kernel without one of these, or a
-/// ring without such registrations, answers an error).
-fn quiesce_held_elsewhere(ring: &io_uring) {
-    if ring.ring_fd < 0 {
-        return;
-    }
-    let mut cancel = io_uring_sync_cancel_reg {
-        fd: -1,
-        flags: IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL,
-        ..Default::default()
-    };
-    // SAFETY: `cancel` is a valid sync-cancel argument for one call; the
-    // register calls below take no argument.
-    unsafe {
-        do_register(
-            ring,
-            IORING_REGISTER_SYNC_CANCEL,
-            ptr::from_mut(&mut cancel).cast(),
-            1,
-        );
-        for opcode in [
-            IORING_UNREGISTER_FILES,
-            IORING_UNREGISTER_BUFFERS,
-            IORING_UNREGISTER_EVENTFD,
-        ] {
-            do_register(ring, opcode, ptr::null_mut(), 0);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -86,6 +86,8 @@ int main(int argc, char **argv)
 	pthread_t t;
 	pid_t pid;
 
+	/* The registration is opt-in: ask for it before the first ring. */
+	setenv("RSURING_REGISTER_RING_FD", "1", 1);
 	CHECK_MSG(argc == 3, "usage: auto_slot LIBRARY dlopen|preload");
 	T_STEP("loading %s (%s)", argv[1], argv[2]);
 	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);

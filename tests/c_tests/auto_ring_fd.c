@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rsuring registers the fd of every ring it sets up by itself.
- * That must be invisible: the liburing calls that manage ring fd
+ * With RSURING_REGISTER_RING_FD=1 (set below) rsuring registers the fd of
+ * every ring it sets up by itself. That must not get in the way: the liburing calls that manage ring fd
  * registration keep liburing's answers, other threads and fork()ed
  * children get the kernel's own answers (never another ring's), and the
  * application still finds room to register rings of its own.
@@ -77,6 +77,17 @@ int main(void)
 	pthread_t thread;
 	int ret, status;
 	pid_t pid;
+
+	/* The registration is opt-in: ask for it before the first ring. */
+	setenv("RSURING_REGISTER_RING_FD", "1", 1);
+	T_STEP("opted in: the ring is registered in one of the top slots 8..15");
+	CHECK_OK(io_uring_queue_init(8, &ring, 0));
+	if (ring.enter_ring_fd == ring.ring_fd)
+		T_SKIP("no automatic registration (IORING_REGISTER_RING_FDS not supported?)");
+	CHECK_MSG(ring.enter_ring_fd >= 8 && ring.enter_ring_fd < 16,
+		  "automatic slot %d is not one of 8..15", ring.enter_ring_fd);
+	t_nop_round_trip(&ring, 1, 1);
+	io_uring_queue_exit(&ring);
 
 	T_STEP("plain ring: register/unregister keep liburing's answers");
 	CHECK_OK(io_uring_queue_init(8, &ring, 0));
