@@ -178,7 +178,8 @@ mod tests {
 
     /// Rings that take each lock: the statistics registry (every kind),
     /// the poller registry (a shared SQPOLL ring) and the registered ring
-    /// fds (a single-issuer ring is registered automatically).
+    /// fds (touched by the ring registry's fork handlers whether or not
+    /// `RSURING_REGISTER_RING_FD` registers the ring).
     const RING_KINDS: [u32; 3] = [
         0,
         IORING_SETUP_SQPOLL | IORING_SETUP_SQPOLL_PERCPU,

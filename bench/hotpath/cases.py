@@ -46,6 +46,8 @@ VARIANTS = {
     "rs_sqarray": Variant("rsuring with RSURING_SQARRAY=1 (kernel SQ array kept)", lib="rs",
                           env=(("RSURING_SQARRAY", "1"),)),
     "rs_stats": Variant("rsuring with RSURING_STATS=1", lib="rs", env=(("RSURING_STATS", "1"),)),
+    "rs_autoreg": Variant("rsuring with RSURING_REGISTER_RING_FD=1 (automatic ring fd registration)",
+                          lib="rs", env=(("RSURING_REGISTER_RING_FD", "1"),)),
     "deb_reg": Variant("liburing 2.3, registered ring fd", lib="deb", args=("regring",)),
     "up_reg": Variant("liburing 2.15, registered ring fd", lib="up", args=("regring",)),
     "rs_reg": Variant("rsuring, registered ring fd", lib="rs", args=("regring",)),
@@ -79,7 +81,7 @@ class Block:
     chunks: int = 0
 
 
-NOP_VARIANTS = ("deb", "up", "rs", "rs2", "rs_sqarray")
+NOP_VARIANTS = ("deb", "up", "rs", "rs2", "rs_sqarray", "rs_autoreg")
 B32_VARIANTS = NOP_VARIANTS + ("rs_stats", "deb_reg", "up_reg", "rs_reg",
                                "deb_defer", "up_defer", "rs_defer", "tio", "rs_proc", "tio2", "crate")
 READ_VARIANTS = ("deb", "up", "rs", "rs2")
@@ -162,6 +164,10 @@ ROWS = [
     *against_both("nop_b8", "NOP QD128 b8", (1.00, 1.03), "targets"),
     *against_both("nop_b1", "NOP QD128 b1", (1.00, 1.03), "targets"),
     *against_both("nop_qd1", "NOP QD1", (1.00, 1.03), "targets"),
+    # The opt-in automatic ring fd registration (issue 34: off by default).
+    *[Row(b, "rs_autoreg", "up", f"{what}: RSURING_REGISTER_RING_FD=1 vs liburing 2.15", 0, "targets")
+      for b, what in (("nop_qd1", "NOP QD1"), ("nop_b1", "NOP QD128 b1"), ("nop_b8", "NOP QD128 b8"),
+                      ("nop_b32", "NOP QD128 b32"))],
     Row("nop_b32", "rs_proc", "tio", "NOP QD128 b32: rsuring vs t/io_uring -N1 (separate processes)", 0.95,
         "targets"),
     # Where the difference to liburing 2.3 comes from (same runs).
