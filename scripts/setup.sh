@@ -41,10 +41,11 @@ done
 #   losetup (fio engine, liburing's suite)
 # ca-certificates xz-utils procps: downloads, archives, ps
 # python3: docs/performance.md's generator (tests/docs.rs), the fio engine's checks
+# systemd: systemd-analyze verify of the shipped drop-in (scripts/check/install.sh)
 packages=(
 	liburing-dev liburing2 dpkg-dev pkg-config gcc g++ make libc6-dev binutils
 	valgrind clang libclang-rt-14-dev qemu-utils plocate fio strace mandoc man-db
-	ca-certificates xz-utils procps util-linux python3
+	ca-certificates xz-utils procps util-linux python3 systemd
 )
 
 missing=()

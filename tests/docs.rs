@@ -3,8 +3,10 @@
 //!
 //! - `docs/performance.md` is exactly what `tools/performance_doc.py`
 //!   writes from the committed results files;
-//! - every figure the README's opening quotes is in `docs/performance.md`;
-//! - the README is a front door: at most 150 lines, its sections in order;
+//! - every figure of the README's headline results (at most 6 rows) is in
+//!   `docs/performance.md`;
+//! - the README is a front door: at most 150 lines, an opening of at most 8,
+//!   its sections in order, the package count of `scripts/setup.sh`;
 //! - `CHANGELOG.md` lists every symbol version node of `liburing.map` with
 //!   exactly its symbols, and `docs/compatibility.md` and rsuring(7) name
 //!   every `RSURING_*` node;
@@ -67,21 +69,46 @@ fn figures(text: &str) -> Vec<String> {
     found
 }
 
+/// A README section's text, from its `## ` heading to the next one.
+fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
+    let start = readme
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("README.md has no section \"{heading}\""));
+    let rest = &readme[start + 1..];
+    let end = rest[1..].find("\n## ").map_or(rest.len(), |e| e + 1);
+    &rest[..end]
+}
+
 #[test]
 fn readme_figures_come_from_the_performance_doc() {
     let readme = read("README.md");
-    let opening = readme.split("\n## ").next().unwrap();
-    let performance = read("docs/performance.md");
-    let quoted = figures(opening);
+    let results = readme_section(&readme, "Headline results");
+    let rows: Vec<&str> = results
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| what ") && !l.starts_with("| ---"))
+        .collect();
     assert!(
-        quoted.len() >= 5,
-        "the README's opening quotes no figures: {quoted:?}"
+        (1..=6).contains(&rows.len()),
+        "the README's headline table has {} rows (1 to 6)",
+        rows.len()
     );
+    let performance = read("docs/performance.md");
     let known = figures(&performance);
-    for f in &quoted {
+    for row in &rows {
+        let quoted = figures(row);
+        assert!(!quoted.is_empty(), "headline row without a figure: {row}");
+        for f in &quoted {
+            assert!(
+                known.contains(f),
+                "README.md's headline table quotes {f}, which docs/performance.md does not have: {row}"
+            );
+        }
+    }
+    // The prose of the section too: a figure there is a claim as well.
+    for f in figures(results) {
         assert!(
-            known.contains(f),
-            "README.md quotes {f}, which docs/performance.md does not have"
+            known.contains(&f),
+            "README.md's headline results quote {f}, which docs/performance.md does not have"
         );
     }
 }
@@ -91,16 +118,31 @@ fn readme_is_a_front_door() {
     let readme = read("README.md");
     let lines = readme.lines().count();
     assert!(lines <= 150, "README.md has {lines} lines (at most 150)");
+    // What it is, for whom and why: at most 8 lines before the first section.
+    let opening = readme.split("\n## ").next().unwrap();
+    let said = opening.lines().skip(1).filter(|l| !l.trim().is_empty()).count();
+    assert!(said <= 8, "README.md's opening has {said} lines (at most 8)");
     let sections: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("## "))
         .collect();
     assert_eq!(
         sections,
-        ["Install", "Use it", "Compatibility", "Read more"],
+        [
+            "Quick start: the two commands",
+            "Headline results",
+            "Install",
+            "Use it",
+            "Troubleshooting",
+            "Compatibility",
+            "Read more",
+            "Licence and bugs"
+        ],
         "README.md's sections"
     );
     for needle in [
+        "scripts/demo.sh",
+        "scripts/test.sh",
         "LD_PRELOAD",
         "pkg-config",
         "dpkg -i",
@@ -108,12 +150,31 @@ fn readme_is_a_front_door() {
         "fio --ioengine=external:",
         "docs/transparent-sqpoll.md",
         "docs/compatibility.md",
+        "LICENSE",
+        "issue tracker",
+        "limits.conf",
+        "LimitMEMLOCK=",
+        "not found",
+        "FIO_SRC=",
     ] {
         assert!(
             readme.contains(needle),
             "README.md does not mention {needle}"
         );
     }
+    // The number of packages the test command's set-up installs.
+    let setup = read("scripts/setup.sh");
+    let list = setup
+        .split("\npackages=(")
+        .nth(1)
+        .and_then(|rest| rest.split("\n)").next())
+        .expect("scripts/setup.sh has a packages=( ... ) list");
+    let count = list.split_whitespace().count();
+    let quick = readme_section(&readme, "Quick start: the two commands").replace('\n', " ");
+    assert!(
+        quick.contains(&format!(" {count} Debian packages")),
+        "README.md's quick start does not say \"{count} Debian packages\" (scripts/setup.sh lists {count})"
+    );
 }
 
 /// liburing.map's nodes in order, each with its symbols.
