@@ -7,10 +7,13 @@
 #                             when the build is missing or older than its sources
 #   make uninstall            remove exactly what `make install` installs
 #   make deb                  Debian package in target/deb/ (packaging/deb/build.sh)
+#   make fio-engine           the fio engine (fio_engine/build.sh): for Debian's fio
+#                             3.33 by default (its source: scripts/setup.sh
+#                             --fio-source), FIO_SRC=DIR for another fio's tree
 #
 # Variables (on the command line, as with liburing): DESTDIR, prefix
 # (/usr/local), exec_prefix, bindir, sbindir, libdir, includedir, datadir,
-# mandir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO (the fio
+# mandir, docdir, pkgconfigdir, enginedir; CARGO, STRIP, INSTALL; FIO (the fio
 # whose engine to install; fio on PATH by default), FIO_ENGINE (the engine
 # file to install; by default the one fio_engine/build.sh built for FIO);
 # FORCE=1 installs even where the files belong to a dpkg package (below).
@@ -24,6 +27,8 @@ sbindir = $(exec_prefix)/sbin
 includedir = $(prefix)/include
 datadir = $(prefix)/share
 mandir = $(datadir)/man
+# The example files (the systemd drop-in): installed, never applied.
+docdir = $(datadir)/doc/rsuring
 
 MULTIARCH := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || \
                      $(CC) -print-multiarch 2>/dev/null)
@@ -43,7 +48,7 @@ INSTALL ?= install
 # A relative directory would be taken relative to wherever the command runs
 # and end up, wrong, in the .pc files and the scripts.
 DIRS := $(prefix) $(exec_prefix) $(bindir) $(sbindir) $(libdir) $(includedir) \
-        $(mandir) $(pkgconfigdir) $(enginedir)
+        $(mandir) $(docdir) $(pkgconfigdir) $(enginedir)
 ifneq ($(filter-out /%,$(DIRS)),)
 $(error install directories must be absolute paths: $(sort $(filter-out /%,$(DIRS))))
 endif
@@ -98,7 +103,7 @@ MAN_SECTIONS := 1 3 7 8
 LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map tools/linker.sh \
                $(wildcard .cargo/config.toml) $(shell find src include -type f)
 
-.PHONY: all check-version check-built check-dpkg install uninstall deb print-version
+.PHONY: all check-version check-built check-dpkg install uninstall deb print-version fio-engine
 all: $(LIB_SO)
 
 $(LIB_SO) $(LIB_A) $(STAT_BIN) &: $(LIB_SOURCES) | check-version
@@ -120,11 +125,17 @@ check-version:
 print-version:
 	@echo $(VERSION)
 
+# The .pc files are relocatable: when pkgconfigdir lies under prefix,
+# prefix is written relative to the .pc file's own directory
+# (${pcfiledir}/../..), so a DESTDIR staging or a moved tree finds its own
+# headers and libraries through PKG_CONFIG_PATH alone.
+PC_PREFIX := $(if $(filter $(prefix)/%,$(pkgconfigdir)),$${pcfiledir}/$(shell realpath -m --relative-to=$(pkgconfigdir) $(prefix)),$(prefix))
+
 # pc FILE NAME LIB VERSION DESCRIPTION: writes a pkg-config file from
 # packaging/pkgconfig.pc.in. Directories under $(prefix) are written
-# relative to ${prefix}, so pkg-config's --define-prefix can relocate them.
+# relative to ${prefix}, itself relative to the file (PC_PREFIX).
 define pc
-	sed -e 's|@prefix@|$(prefix)|' \
+	sed -e 's|@prefix@|$(PC_PREFIX)|' \
 	    -e 's|@libdir@|$(patsubst $(prefix)/%,$${prefix}/%,$(libdir))|' \
 	    -e 's|@includedir@|$(patsubst $(prefix)/%,$${prefix}/%,$(includedir))|' \
 	    -e 's|@name@|$(2)|' -e 's|@lib@|$(3)|' -e 's|@version@|$(4)|' \
@@ -171,7 +182,7 @@ install: check-version check-built check-dpkg
 	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
 	    $(DESTDIR)$(includedir)/liburing/io_uring \
 	    $(addprefix $(DESTDIR)$(mandir)/man,$(MAN_SECTIONS)) \
-	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir)
+	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(docdir)/examples
 	$(INSTALL) -m 0755 $(LIB_SO) $(DESTDIR)$(libdir)/$(REAL_SO)
 	$(STRIP) --strip-unneeded $(DESTDIR)$(libdir)/$(REAL_SO)
 	ln -sf $(REAL_SO) $(DESTDIR)$(libdir)/$(SONAME)
@@ -189,8 +200,10 @@ install: check-version check-built check-dpkg
 	$(INSTALL) -m 0644 $(URING_HEADERS) $(DESTDIR)$(includedir)/liburing/
 	$(INSTALL) -m 0644 $(UAPI_HEADERS) $(DESTDIR)$(includedir)/liburing/io_uring/
 	$(foreach n,$(MAN_SECTIONS),$(INSTALL) -m 0644 $(filter %.$(n),$(MAN_PAGES)) $(DESTDIR)$(mandir)/man$(n)/$(nl))
-	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-run.in > $(DESTDIR)$(bindir)/rsuring-run
-	sed 's|@libdir@|$(libdir)|g' packaging/rsuring-ldconfig.in > $(DESTDIR)$(sbindir)/rsuring-ldconfig
+	sed -e 's|@libdir@|$(libdir)|g' -e 's|@version@|$(VERSION)|g' packaging/rsuring-run.in > $(DESTDIR)$(bindir)/rsuring-run
+	sed -e 's|@libdir@|$(libdir)|g' -e 's|@version@|$(VERSION)|g' packaging/rsuring-ldconfig.in > $(DESTDIR)$(sbindir)/rsuring-ldconfig
+	sed -e 's|@libdir@|$(libdir)|g' -e 's|@docdir@|$(docdir)|g' packaging/systemd-dropin.conf.in > $(DESTDIR)$(docdir)/examples/rsuring.conf
+	chmod 0644 $(DESTDIR)$(docdir)/examples/rsuring.conf
 	chmod 0755 $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	$(INSTALL) -m 0755 $(STAT_BIN) $(DESTDIR)$(bindir)/rsuring-stat
 	$(STRIP) $(DESTDIR)$(bindir)/rsuring-stat
@@ -198,10 +211,15 @@ install: check-version check-built check-dpkg
 	    echo "$(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so"; \
 	    $(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so && \
 	    $(STRIP) --strip-unneeded $(DESTDIR)$(enginedir)/rsuring-engine.so; \
+	elif [ -z "$(FIO_HERE_VERSION)" ]; then \
+	    echo "fio engine not installed: no fio found (fio on PATH, or FIO=/path/to/fio)"; \
 	elif [ -n "$(strip $(FIO_ENGINE_BUILT_FOR))" ]; then \
-	    echo "fio engine not built for this machine's fio ($(or $(FIO_HERE_VERSION),no fio found)): built for $(strip $(FIO_ENGINE_BUILT_FOR)) only; not installed (FIO_SRC=/path/to/that/fio fio_engine/build.sh)"; \
+	    echo "fio engine not installed: built for $(strip $(FIO_ENGINE_BUILT_FOR)) only, not for $(FIO) ($(FIO_HERE_VERSION));" \
+	         "build it from that fio's source tree (make fio-engine FIO_SRC=/path/to/fio), then make install again"; \
 	else \
-	    echo "fio engine not built (fio_engine/build.sh): not installed"; \
+	    echo "fio engine not installed: not built for $(FIO) ($(FIO_HERE_VERSION)); build it with make fio-engine" \
+	         "(fio 3.33: Debian's source from scripts/setup.sh --fio-source; another fio: FIO_SRC=/path/to/its/source)," \
+	         "then make install again"; \
 	fi
 	@echo "installed rsuring $(VERSION) ($(SONAME), liburing $(API_VERSION) API) into $(DESTDIR)$(prefix)"
 
@@ -214,12 +232,18 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(mandir)/,$(patsubst man/%,%,$(MAN_PAGES)))
 	rm -f $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(bindir)/rsuring-stat \
 	    $(DESTDIR)$(sbindir)/rsuring-ldconfig
-	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so
+	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so $(DESTDIR)$(docdir)/examples/rsuring.conf
 	rmdir $(DESTDIR)$(includedir)/liburing/io_uring $(DESTDIR)$(includedir)/liburing \
-	    $(DESTDIR)$(enginedir) 2>/dev/null || true
+	    $(DESTDIR)$(enginedir) $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) 2>/dev/null || true
 
 deb:
 	bash packaging/deb/build.sh
+
+# The fio engine for Debian's fio 3.33, or FIO_SRC=DIR's fio (build.sh says
+# where to get a source tree when there is none); run as yourself, before
+# make install, which installs the engine built for the fio on PATH.
+fio-engine: $(LIB_SO)
+	RSURING_SKIP_CARGO=1 bash fio_engine/build.sh
 
 # $(,) is a literal comma inside $(call ...) arguments.
 , := ,

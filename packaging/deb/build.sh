@@ -11,6 +11,9 @@
 #   /usr/bin/rsuring-run            per program (LD_LIBRARY_PATH)
 #   /usr/sbin/rsuring-ldconfig      machine-wide on/off (ld.so.conf.d)
 #   /usr/share/man/man1, 3, 7, 8    rsuring's manual pages
+#   /usr/share/doc/rsuring/examples/rsuring.conf
+#                                   a systemd drop-in example (applied
+#                                   to no service unless copied)
 # Nothing changes which liburing a program gets until the user asks for it;
 # removing the package turns the machine-wide switch off first.
 #

@@ -11,6 +11,9 @@
 #     and the extension program, run on it;
 #   - the entry `rsuring-ldconfig on` would write puts rsuring first, shown
 #     on a private ld.so cache (ldconfig -C), never on the machine's;
+#   - the systemd drop-in example it ships preloads the package's library: a
+#     program started with its environment has rsuring in /proc/PID/maps;
+#     rsuring-run --which and --version answer for the package;
 #   - man finds the pages; dpkg -r removes it and leaves no file behind.
 # The package is purged on any failure. Runs of this check on one machine
 # take turns (flock); dpkg's own lock is waited for.
@@ -140,6 +143,23 @@ first=$(ldconfig -C "$work/ld.so.cache" -p | awk '$1 == "liburing.so.2" { print 
 [ "$first" = "$libdir/liburing.so.2" ] || fail "with the machine-wide entry liburing.so.2 would resolve to '$first'"
 rsuring-ldconfig status | grep -q '^off:' || fail "rsuring-ldconfig status: not off"
 echo "  rsuring-ldconfig's entry ($conf_name) puts $first first (private cache); the machine's is untouched"
+
+# ---- the systemd drop-in example and the tools' answers ------------------------------------
+dropin=/usr/share/doc/rsuring/examples/rsuring.conf
+[ -f "$dropin" ] || fail "the package ships no $dropin"
+mapfile -t assignments < <(sed -n 's/^Environment=//p' "$dropin")
+[ "${assignments[*]}" = "LD_PRELOAD=$libdir/liburing.so.2" ] || fail "$dropin sets '${assignments[*]}'"
+env "${assignments[@]}" sleep 30 &
+pid=$!
+for _ in $(seq 50); do grep -q librsuring "/proc/$pid/maps" 2>/dev/null && break; sleep 0.1; done
+mapped=$(awk '/librsuring/ { print $NF; exit }' "/proc/$pid/maps" 2>/dev/null || true)
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+[ "$mapped" = "$libdir/librsuring.so.$version" ] || fail "a program started with $dropin's environment mapped '$mapped'"
+[ "$(rsuring-run --version)" = "rsuring-run (rsuring $version)" ] || fail "rsuring-run --version: $(rsuring-run --version)"
+rsuring-run --which "$qemu_img" | grep -q "=> $libdir/librsuring.so.$version (rsuring $version)" ||
+	fail "rsuring-run --which qemu-img: $(rsuring-run --which "$qemu_img")"
+echo "  $dropin: its environment maps $mapped; rsuring-run --which qemu-img names the package's library"
 
 engine=$libdir/fio/rsuring-engine.so
 if [ -f "$engine" ]; then
