@@ -275,6 +275,7 @@ impl LiveRing {
         sz: usize,
     ) -> c_int {
         let target = ring_fd::enter_target(self);
+        let started = stats::wait_started(self, flags);
         if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             let view = transparent::SqView::of(self);
             let from = self.sq.sqe_head;
@@ -288,7 +289,7 @@ impl LiveRing {
             if ret > 0 {
                 self.set_sqe_head(from.wrapping_add(ret as u32));
             }
-            stats::count_transparent(self, made.wakeups, made.waited, ret);
+            stats::count_transparent(self, made.wakeups, made.waited.then_some(started), ret);
             return ret;
         }
         // SAFETY: forwarded contract.
@@ -299,7 +300,7 @@ impl LiveRing {
             // SAFETY: forwarded contract.
             ret = unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
         }
-        stats::count_enter(self, flags | target.flags, ret);
+        stats::count_enter(self, flags | target.flags, ret, started);
         ret
     }
 

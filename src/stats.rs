@@ -33,19 +33,27 @@
 //!
 //! CQEs are counted by watching the CQ head move between library calls (so
 //! completions consumed by the inline helpers count too); a compare-exchange
-//! on the last head seen gives each movement to exactly one observer and
-//! ignores an observer holding an older head, so `cqes` only grows and
-//! equals the head's total advance once any library call (or process exit)
-//! has looked. A "reap batch" is one observed movement, so with two threads
-//! the batch counts depend on timing; they stay bounded by `cqes`, and
-//! `reap_max` by the CQ size.
+//! on the ring's cursor, the last head counted (`cursor`), gives each
+//! movement to exactly one observer and ignores an observer holding an
+//! older head, so `cqes` only grows and equals the head's total advance
+//! once any library call (or process exit) has looked. A "reap batch" is
+//! one observed movement, so with two threads the batch counts depend on
+//! timing; a movement larger than the CQ counts as several batches (one
+//! reap takes at most `cq_entries`), so `reap_max <= cq_entries` always.
 //!
-//! **fork().** A forked child counts into a private copy of the page with
-//! every counter at zero: the parent's lines hold what the parent did, the
-//! child's what the child did. The child reports an inherited ring only if
-//! it used it. (Parent and child share an inherited ring's CQ head, so
-//! completions one of them consumes are seen by the other's next look.)
+//! **Processes.** Every count is the reporting process's own. A forked
+//! child counts into a private copy of the page with every counter at
+//! zero: the parent's lines hold what the parent did, the child's what the
+//! child did. The child reports an inherited ring only if it used it.
+//! Rings that several processes use (inherited ones, or a `struct
+//! io_uring` and ring memory in shared memory, as prefork servers keep
+//! them) share one cursor across the processes, so a process that reaps
+//! completions another submitted counts them as reaped (and not as
+//! submitted), the sums over the processes equal the kernel's CQ advance,
+//! and no process takes another's reaps, or the parent's history, for a
+//! batch of its own. Such rings' lines say `shared=yes`.
 
+pub mod cursor;
 pub mod format;
 pub mod live;
 pub mod region;
@@ -328,6 +336,7 @@ pub fn enable(ring: &mut LiveRing, shared: Option<SharedPoller>) -> c_int {
         poller_cpu,
         poller_rings,
         transparent: 0,
+        shared: 0,
     };
     let mut reg = region::lock();
     let Some(slot) = reg.claim(&info, ring.cq.khead, ring.cq_head()) else {
@@ -378,16 +387,52 @@ pub fn observe_cq(ring: &LiveRing) {
     }
 }
 
+/// The clock at the start of an io_uring_enter that may wait for
+/// completions, on a ring with statistics: 0 (and no clock read) for
+/// any other.
+#[inline(always)]
+pub fn wait_started(ring: &LiveRing, flags: u32) -> u64 {
+    if ring.rs_flags & rs_flags::STATS == 0 || flags & IORING_ENTER_GETEVENTS == 0 {
+        return 0;
+    }
+    now_ns()
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (never 0: 0 means "not timed").
+#[inline]
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec of ours; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+        .max(1)
+}
+
+/// Adds the wait that started at `started` ([`wait_started`]; 0: not
+/// timed) to the ring's wait histogram.
+#[inline(always)]
+fn count_wait(slot: &RingExt, started: u64) {
+    if started != 0 {
+        slot.count_wait(now_ns().saturating_sub(started));
+    }
+}
+
 /// Counts one io_uring_enter and the SQEs it consumed. (On SQPOLL rings
 /// the kernel reports `to_submit` back, whoever consumes the SQEs, so
 /// those count when they are published: [`count_published`].)
 #[inline(always)]
-pub fn count_enter(ring: &LiveRing, flags: u32, ret: i32) {
+pub fn count_enter(ring: &LiveRing, flags: u32, ret: i32, started: u64) {
     let Some(slot) = slot_of(ring) else { return };
     let s = &slot.submit;
     match EnterReason::of(flags) {
         EnterReason::Wait => {
             slot.reap.enters_wait.fetch_add(1, Relaxed);
+            count_wait(slot, started);
         }
         EnterReason::Submit => slot::bump(&s.enters_submit, 1),
         EnterReason::SqWait => slot::bump(&s.enters_sqwait, 1),
@@ -396,24 +441,28 @@ pub fn count_enter(ring: &LiveRing, flags: u32, ret: i32) {
     // Only an enter that submits returns a positive count: the
     // submitting thread's.
     if ret > 0 && ring.flags & IORING_SETUP_SQPOLL == 0 {
-        slot::bump(&s.sqes, ret as u64);
+        slot.count_submitted(ret as u64);
     }
 }
 
 /// Counts one enter on a transparent SQPOLL ring by the system calls it
 /// made (its submit hands SQEs to the poller without one): `wakeups`
-/// io_uring_enter calls to wake the poller and, when `waited`, one that
-/// waited for completions. `ret` > 0 is the SQEs it submitted.
+/// io_uring_enter calls to wake the poller and, when `waited` is Some,
+/// one that waited for completions (started then: [`wait_started`]).
+/// `ret` > 0 is the SQEs it submitted.
 #[inline(always)]
-pub fn count_transparent(ring: &LiveRing, wakeups: u32, waited: bool, ret: i32) {
+pub fn count_transparent(ring: &LiveRing, wakeups: u32, waited: Option<u64>, ret: i32) {
     let Some(slot) = slot_of(ring) else { return };
     let s = &slot.submit;
     if wakeups != 0 {
         slot::bump(&s.wakeups, wakeups as u64);
     }
-    if waited {
+    if let Some(started) = waited {
         slot.reap.enters_wait.fetch_add(1, Relaxed);
+        count_wait(slot, started);
     }
+    // Handed to the poller without a system call of their own: no
+    // sample of the SQEs-per-submitting-call histogram.
     if ret > 0 {
         slot::bump(&s.sqes, ret as u64);
     }

@@ -21,6 +21,9 @@ use std::time::{Duration, Instant};
 
 use common::{launch, skip, CProgram, Run, EXIT_SKIP, NOBODY};
 
+#[path = "stats/shared_rings.rs"]
+mod shared_rings;
+
 /// `rsuring-stat` of the same profile.
 fn stat_tool() -> PathBuf {
     let p = common::profile_dir().join("rsuring-stat");

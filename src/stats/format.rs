@@ -19,6 +19,7 @@
 //! | `poller_cpu` | the poll thread's CPU, `unbound`, or `none` without one |
 //! | `poller_rings` | rings served by that poll thread, this one included |
 //! | `transparent` | only under RSURING_SQPOLL=1: `on`, or `refused:REASON` (see `crate::transparent::CONDITIONS`) |
+//! | `shared` | only `yes`, for a ring other processes may use too (inherited across fork(), or the process forked while it lived); the counts are still this process's own: each process reports what it did |
 //! | `sqes` | SQEs submitted (for SQ poll rings: published to the thread) |
 //! | `cqes` | CQEs consumed, through the library or the inline helpers |
 //! | `enters` | io_uring_enter system calls made: the sum of the next four (a transparent ring's submit hands its SQEs to the poller and makes none) |
@@ -29,6 +30,10 @@
 //! | `reap_batches` | CQ head advances seen between library calls |
 //! | `reap_mean`, `reap_max` | CQEs per advance, mean (one decimal) and largest |
 //! | `chains_split` | link chains a shared poll thread had to split |
+//! | `submit_hist` | SQEs per io_uring_enter that submitted, as `BOUND:COUNT` pairs of the non-empty buckets (bucket bounds 1, 2, 4, ... 65536, `inf`; a count is of values above the bucket before and up to BOUND), `none` when empty; a JSON object in JSON |
+//! | `reap_hist` | CQEs per reap batch, the same way |
+//! | `wait_hist_us` | time io_uring_enter calls spent waiting for completions, microseconds, the same way (bounds 1, 2, 4, ... 4194304, `inf`) |
+//! | `wait_ns` | the total of those waits, nanoseconds |
 //! | `end` | only in exit reports: `ring_exit` or `process_exit` (the program never called io_uring_queue_exit) |
 //!
 //! Exit reports under RSURING_SQPOLL=1 end with one `rsuring-process:`
@@ -42,7 +47,7 @@
 
 use std::fmt::Write;
 
-use super::slot::{Counters, RingInfo, Sqpoll, REFUSAL_NAMES};
+use super::slot::{Counters, Hist, RingInfo, Sqpoll, REFUSAL_NAMES};
 
 /// A field value.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +61,48 @@ pub enum Value {
     Word(String),
     /// A word in text, `null` in JSON (a CPU that is `unbound`, `none`).
     Absent(&'static str),
+    /// A histogram's non-empty buckets as (upper bound, count), not
+    /// cumulative; `u64::MAX` is the open last bucket. Text:
+    /// `1:40,8:2,inf:1` (`none` when empty); JSON: `{"1":40,"8":2,"inf":1}`.
+    Hist(Vec<(u64, u64)>),
+}
+
+/// The non-empty buckets of `h`, whose bucket `k` has upper bound 2^k.
+pub fn hist_value<const N: usize>(h: &Hist<N>) -> Value {
+    Value::Hist(
+        h.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n != 0)
+            .map(|(k, &n)| (if k + 1 == N { u64::MAX } else { 1 << k }, n))
+            .collect(),
+    )
+}
+
+fn hist_text(buckets: &[(u64, u64)], json: bool) -> String {
+    if buckets.is_empty() {
+        return if json { "{}" } else { "none" }.into();
+    }
+    let parts: Vec<String> = buckets
+        .iter()
+        .map(|&(le, n)| {
+            let le = if le == u64::MAX {
+                "inf".to_string()
+            } else {
+                le.to_string()
+            };
+            if json {
+                format!("\"{le}\":{n}")
+            } else {
+                format!("{le}:{n}")
+            }
+        })
+        .collect();
+    if json {
+        format!("{{{}}}", parts.join(","))
+    } else {
+        parts.join(",")
+    }
 }
 
 /// An ordered list of fields.
@@ -94,6 +141,9 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
     if let Some(word) = transparent_word(info.transparent) {
         f.push(("transparent", Value::Word(word)));
     }
+    if info.shared != 0 {
+        f.push(("shared", Value::Word("yes".into())));
+    }
     f.extend([
         ("sqes", Value::Num(c.sqes)),
         ("cqes", Value::Num(c.cqes)),
@@ -106,6 +156,10 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
         ("reap_mean", Value::Mean(mean)),
         ("reap_max", Value::Num(c.reap_max)),
         ("chains_split", Value::Num(c.chains_split)),
+        ("submit_hist", hist_value(&c.submit_hist)),
+        ("reap_hist", hist_value(&c.reap_hist)),
+        ("wait_hist_us", hist_value(&c.wait_hist)),
+        ("wait_ns", Value::Num(c.wait_hist.sum)),
     ]);
     if let Some(end) = end {
         let word = match end {
@@ -188,6 +242,7 @@ pub fn text(prefix: &str, fields: &Fields) -> String {
             Value::Hex(x) => write!(s, "{x:#x}"),
             Value::Word(w) => write!(s, "{}", w.replace(char::is_whitespace, "_")),
             Value::Absent(w) => write!(s, "{w}"),
+            Value::Hist(b) => write!(s, "{}", hist_text(b, false)),
         }
         .expect("writing to a String");
     }
@@ -210,6 +265,7 @@ pub fn json(fields: &Fields) -> String {
             Value::Hex(x) => write!(s, "\"{x:#x}\""),
             Value::Word(w) => write!(s, "{}", json_string(w)),
             Value::Absent(_) => write!(s, "null"),
+            Value::Hist(b) => write!(s, "{}", hist_text(b, true)),
         }
         .expect("writing to a String");
     }
@@ -269,6 +325,7 @@ mod tests {
             poller_cpu: -1,
             poller_rings: 2,
             transparent: 0,
+            shared: 0,
         };
         let c = Counters {
             sqes: 1000,
@@ -292,7 +349,8 @@ mod tests {
             "rsuring: pid=42 ring=5 flags=0x2 sq_entries=128 cq_entries=256 sqpoll=shared \
              poller_cpu=unbound poller_rings=2 sqes=1000 cqes=1000 enters=100 enters_submit=50 \
              enters_wait=50 enters_sqwait=0 wakeups=0 reap_batches=100 reap_mean=10.0 \
-             reap_max=10 chains_split=0 end=process_exit"
+             reap_max=10 chains_split=0 submit_hist=none reap_hist=none wait_hist_us=none \
+             wait_ns=0 end=process_exit"
         );
         let j = json(&f);
         assert!(
@@ -302,7 +360,8 @@ mod tests {
         assert!(j.contains("\"poller_cpu\":null,"), "{j}");
         assert!(
             j.ends_with(
-                "\"reap_mean\":10.0,\"reap_max\":10,\"chains_split\":0,\"end\":\"process_exit\"}"
+                "\"chains_split\":0,\"submit_hist\":{},\"reap_hist\":{},\"wait_hist_us\":{},\
+                 \"wait_ns\":0,\"end\":\"process_exit\"}"
             ),
             "{j}"
         );

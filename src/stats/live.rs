@@ -418,7 +418,8 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         let kernel = by_fd.remove(&info.ring_fd);
         // CQEs consumed by inline code since the library's last look: the
         // kernel's CQ head says how many.
-        if let Some(k) = kernel {
+        // (Not for a ring other processes use: their reaps are theirs.)
+        if let Some(k) = kernel.filter(|_| info.shared == 0) {
             let unseen = k.cq_head.wrapping_sub(cq_seen);
             if unseen <= info.cq_entries {
                 counters.cqes = counters.cqes.saturating_add(unseen as u64);

@@ -26,6 +26,7 @@ use std::sync::Once;
 use crate::fork;
 use crate::lock::{ForkSafeLock, Guard};
 
+use super::cursor::{self, Tables};
 use super::slot::{
     Header, Region, RingExt, RingInfo, Sqpoll, CAPACITY, MAGIC, REGION_LEN, VERSION,
 };
@@ -75,6 +76,8 @@ pub struct Registry {
     /// The region is the file under /dev/shm (not private memory).
     published: bool,
     local: [Local; CAPACITY],
+    /// The rings' CQ cursors (see `super::cursor`).
+    cursors: Tables,
 }
 
 impl Registry {
@@ -95,6 +98,7 @@ impl Registry {
     ) -> Option<&'static RingExt> {
         if self.region.is_null() {
             self.region = map_region()?;
+            cursor::set_slots_at(self.region as usize + core::mem::offset_of!(Region, slots));
         }
         if !self.published {
             self.published = publish(self.region);
@@ -113,6 +117,8 @@ impl Registry {
         id.sqpoll.store(info.sqpoll, Ordering::Relaxed);
         id.poller_cpu.store(info.poller_cpu, Ordering::Relaxed);
         id.poller_rings.store(info.poller_rings, Ordering::Relaxed);
+        id.shared.store(0, Ordering::Relaxed);
+        self.cursors.assign(idx, head as u64);
         slot.reset(head);
         // Odd: live. Release, so a reader that sees it sees the fields.
         id.generation.fetch_add(1, Ordering::Release);
@@ -144,6 +150,7 @@ impl Registry {
         // Even: free.
         slot.id.generation.fetch_add(1, Ordering::Release);
         self.local[idx] = FREE;
+        self.cursors.release(idx);
     }
 
     /// The live slots with what the process knows about them.
@@ -190,13 +197,19 @@ static REGISTRY: ForkSafeLock<Registry> = ForkSafeLock::new(Registry {
     region: ptr::null_mut(),
     published: false,
     local: [FREE; CAPACITY],
+    cursors: Tables::new(),
 });
 
 /// fork(): the registry is locked across it; the child gets a private page.
+/// Before it, the parent counts what it reaped so far (the child's first
+/// look must not take the parent's last reaps for its own).
 static FORK_HANDLERS: fork::Handlers = fork::Handlers {
-    prepare: Some(|| REGISTRY.lock_for_fork()),
+    prepare: Some(|| {
+        observe_before_fork();
+        REGISTRY.lock_for_fork()
+    }),
     // SAFETY: the prepare handler took the lock in this thread.
-    parent: Some(|| unsafe { REGISTRY.unlock_after_fork(None) }),
+    parent: Some(|| unsafe { REGISTRY.unlock_after_fork(Some(after_fork_in_parent)) }),
     // SAFETY: the prepare handler took the lock in this thread (copied
     // into the child, whose only thread this is).
     child: Some(|| unsafe { REGISTRY.unlock_after_fork(Some(make_the_childs)) }),
@@ -222,9 +235,31 @@ pub fn lock_within(patience: std::time::Duration) -> Option<Guard<'static, Regis
     REGISTRY.lock_within(patience)
 }
 
+/// Folds every live ring's CQ head movement into this process's counts.
+fn observe_before_fork() {
+    let Some(mut reg) = lock_within(std::time::Duration::from_millis(100)) else {
+        return;
+    };
+    for (slot, local) in reg.live() {
+        if let Some(head) = read_head_safely(local.khead) {
+            slot.observe_head(head);
+        }
+    }
+}
+
+/// In the parent after fork(): its live rings may now be used by the
+/// child too (their cursors are never reused; the lines say `shared=yes`).
+fn after_fork_in_parent(reg: &mut Registry) {
+    reg.cursors.after_fork_in_parent();
+    for (slot, _) in reg.live() {
+        slot.id.shared.store(1, Ordering::Relaxed);
+    }
+}
+
 /// Makes the registry the child's (in the child's only thread, the lock
 /// held): only system calls and plain memory accesses here (no allocation).
 fn make_the_childs(reg: &mut Registry) {
+    reg.cursors.after_fork_in_child();
     if !reg.region.is_null() {
         if reg.published {
             reg.published = false;
@@ -248,11 +283,10 @@ fn make_the_childs(reg: &mut Registry) {
             .store(std::process::id(), Ordering::Relaxed);
         for (i, l) in reg.local.iter_mut().enumerate().filter(|(_, l)| l.live) {
             l.inherited = true;
-            // CQEs the parent consumed before the fork are not the child's.
-            match read_head_safely(l.khead) {
-                Some(head) => region.slots[i].reset(head),
-                None => region.slots[i].reset_counters(),
-            }
+            // The child counts from zero; the ring's cursor stays shared,
+            // so CQEs the parent consumed are never the child's.
+            region.slots[i].reset_counters();
+            region.slots[i].id.shared.store(1, Ordering::Relaxed);
         }
     }
 }

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 /// First bytes of the file; a reader checks them with [`VERSION`].
 pub const MAGIC: [u8; 8] = *b"RSURSTAT";
 /// Layout version: bumped whenever [`Header`] or [`RingExt`] change.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Rings a process can have statistics for at the same time.
 pub const CAPACITY: usize = 1024;
 
@@ -124,6 +124,10 @@ pub struct Identity {
     /// or 0x100 + the index of the reason it was refused
     /// ([`REFUSAL_NAMES`]). In bytes that version 1 left zero.
     pub transparent: AtomicU32,
+    /// 1 when other processes may use the ring too: it was inherited
+    /// across fork(), or this process forked while it lived. The counts
+    /// stay this process's own either way.
+    pub shared: AtomicU32,
 }
 
 /// Adds to a counter that only one thread at a time writes (the submitting
@@ -148,13 +152,71 @@ pub struct SubmitSide {
 #[repr(C, align(64))]
 #[derive(Default)]
 pub struct ReapSide {
-    /// The CQ head as last observed, extended to 64 bits (it only grows).
+    /// The CQ head (extended to 64 bits) after this process's last counted
+    /// movement: how far the live view may assume this process has looked.
+    /// (The head counted by all processes is the ring's cursor: `cursor`.)
     pub cq_seen: AtomicU64,
-    /// `cq_seen` when counting started: CQEs reaped = `cq_seen - cq_base`.
-    pub cq_base: AtomicU64,
+    /// CQEs this process consumed.
+    pub cqes: AtomicU64,
     pub reap_batches: AtomicU64,
     pub reap_max: AtomicU64,
     pub enters_wait: AtomicU64,
+}
+
+/// Buckets of the size histograms: upper bounds 1, 2, 4, ... 2^16, and
+/// one for anything larger (SQ and CQ rings hold at most 2^15 and 2^16).
+pub const SIZE_BUCKETS: usize = 18;
+/// Buckets of the wait histogram: upper bounds of 1, 2, 4, ... 2^22
+/// microseconds (about 4.2 s), and one for anything longer.
+pub const WAIT_BUCKETS: usize = 24;
+
+/// A histogram of sizes (SQEs per submitting call, CQEs per reap):
+/// bucket `k` counts values in (2^(k-1), 2^k]; not cumulative.
+#[repr(C, align(64))]
+pub struct SizeHist {
+    pub buckets: [AtomicU64; SIZE_BUCKETS],
+    pub sum: AtomicU64,
+}
+
+/// The time calls spent in io_uring_enter waiting for completions: bucket
+/// `k` counts waits in (2^(k-1), 2^k] microseconds; `sum` is nanoseconds.
+#[repr(C, align(64))]
+pub struct WaitHist {
+    pub buckets: [AtomicU64; WAIT_BUCKETS],
+    pub sum: AtomicU64,
+}
+
+impl Default for SizeHist {
+    fn default() -> Self {
+        SizeHist {
+            buckets: [const { AtomicU64::new(0) }; SIZE_BUCKETS],
+            sum: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Default for WaitHist {
+    fn default() -> Self {
+        WaitHist {
+            buckets: [const { AtomicU64::new(0) }; WAIT_BUCKETS],
+            sum: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The bucket of a size `n` >= 1: the smallest `k` with `n <= 2^k`.
+#[inline(always)]
+pub fn size_bucket(n: u64) -> usize {
+    let k = 64 - n.saturating_sub(1).leading_zeros() as usize;
+    k.min(SIZE_BUCKETS - 1)
+}
+
+/// The bucket of a wait of `ns` nanoseconds (microseconds, rounded up).
+#[inline(always)]
+pub fn wait_bucket(ns: u64) -> usize {
+    let us = ns.div_ceil(1000).max(1);
+    let k = 64 - (us - 1).leading_zeros() as usize;
+    k.min(WAIT_BUCKETS - 1)
 }
 
 /// One ring's slot. `io_uring::stats_slot` points at it while statistics are on.
@@ -164,6 +226,12 @@ pub struct RingExt {
     pub id: Identity,
     pub submit: SubmitSide,
     pub reap: ReapSide,
+    /// SQEs per io_uring_enter that submitted (submitting thread only).
+    pub submit_hist: SizeHist,
+    /// CQEs per counted reap batch.
+    pub reap_hist: SizeHist,
+    /// Time in io_uring_enter calls that waited for completions.
+    pub wait_hist: WaitHist,
 }
 
 /// The whole page.
@@ -188,6 +256,39 @@ pub struct RingInfo {
     pub poller_rings: u32,
     /// [`Identity::transparent`].
     pub transparent: u32,
+    /// [`Identity::shared`].
+    pub shared: u32,
+}
+
+/// A histogram as plain values (see [`SizeHist`], [`WaitHist`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hist<const N: usize> {
+    pub buckets: [u64; N],
+    pub sum: u64,
+}
+
+impl<const N: usize> Default for Hist<N> {
+    fn default() -> Self {
+        Hist {
+            buckets: [0; N],
+            sum: 0,
+        }
+    }
+}
+
+impl<const N: usize> Hist<N> {
+    fn load(buckets: &[AtomicU64; N], sum: &AtomicU64) -> Self {
+        Hist {
+            buckets: core::array::from_fn(|i| buckets[i].load(Relaxed)),
+            sum: sum.load(Relaxed),
+        }
+    }
+
+    /// Observations (the sum of the buckets; None if that overflows,
+    /// which counting never makes).
+    pub fn count(&self) -> Option<u64> {
+        self.buckets.iter().try_fold(0u64, |a, &b| a.checked_add(b))
+    }
 }
 
 /// A ring's counters, as plain values.
@@ -202,6 +303,12 @@ pub struct Counters {
     pub reap_batches: u64,
     pub reap_max: u64,
     pub chains_split: u64,
+    /// SQEs per submitting io_uring_enter.
+    pub submit_hist: Hist<SIZE_BUCKETS>,
+    /// CQEs per reap batch.
+    pub reap_hist: Hist<SIZE_BUCKETS>,
+    /// Waits for completions in io_uring_enter (sum in nanoseconds).
+    pub wait_hist: Hist<WAIT_BUCKETS>,
 }
 
 impl Counters {
@@ -228,6 +335,7 @@ impl RingExt {
             poller_cpu: id.poller_cpu.load(Relaxed),
             poller_rings: id.poller_rings.load(Relaxed),
             transparent: id.transparent.load(Relaxed),
+            shared: id.shared.load(Relaxed),
         }
     }
 
@@ -235,10 +343,7 @@ impl RingExt {
         let (s, r) = (&self.submit, &self.reap);
         Counters {
             sqes: s.sqes.load(Relaxed),
-            cqes: r
-                .cq_seen
-                .load(Relaxed)
-                .wrapping_sub(r.cq_base.load(Relaxed)),
+            cqes: r.cqes.load(Relaxed),
             enters_submit: s.enters_submit.load(Relaxed),
             enters_wait: r.enters_wait.load(Relaxed),
             enters_sqwait: s.enters_sqwait.load(Relaxed),
@@ -246,48 +351,99 @@ impl RingExt {
             reap_batches: r.reap_batches.load(Relaxed),
             reap_max: r.reap_max.load(Relaxed),
             chains_split: s.chains_split.load(Relaxed),
+            submit_hist: Hist::load(&self.submit_hist.buckets, &self.submit_hist.sum),
+            reap_hist: Hist::load(&self.reap_hist.buckets, &self.reap_hist.sum),
+            wait_hist: Hist::load(&self.wait_hist.buckets, &self.wait_hist.sum),
         }
     }
 
     /// Folds the CQ head `head` (as the kernel shares it, 32 bits) into the
-    /// counters: the movement since the last observation is one reap batch.
-    /// Several threads may observe at once (one submits, another reaps):
-    /// the compare-exchange gives each movement to exactly one of them, and
-    /// a thread holding an older head than the last observation counts
-    /// nothing, so the counters only grow and add up exactly.
+    /// counters: the movement since the ring's cursor (the head last
+    /// counted, by any thread of any process: see `super::cursor`) is one
+    /// reap batch of this process. The compare-exchange gives each movement
+    /// to exactly one observer, and one holding an older head than the
+    /// cursor counts nothing, so the counts of all threads and processes
+    /// add up to the head's advance exactly.
     #[inline(always)]
     pub fn observe_head(&self, head: u32) {
-        let r = &self.reap;
-        let mut seen = r.cq_seen.load(Relaxed);
+        let cursor = super::cursor::of(self);
+        let mut seen = cursor.load(Relaxed);
         loop {
             let moved = head.wrapping_sub(seen as u32);
             if moved == 0 || moved > i32::MAX as u32 {
                 return;
             }
-            match r
-                .cq_seen
-                .compare_exchange_weak(seen, seen + moved as u64, Relaxed, Relaxed)
-            {
-                Ok(_) => {
-                    r.reap_batches.fetch_add(1, Relaxed);
-                    if moved as u64 > r.reap_max.load(Relaxed) {
-                        r.reap_max.fetch_max(moved as u64, Relaxed);
-                    }
-                    return;
-                }
-                Err(now) => seen = now,
+            let now = seen + moved as u64;
+            match cursor.compare_exchange_weak(seen, now, Relaxed, Relaxed) {
+                Ok(_) => return self.count_reaped(moved, now),
+                Err(v) => seen = v,
             }
         }
     }
 
-    /// Starts counting from zero for a ring whose CQ head is `head`.
+    /// Counts `moved` CQEs consumed since the last look (the head is now
+    /// `now`). One reap takes at most what the CQ holds, so a movement
+    /// larger than the CQ (the application reaped several times in inline
+    /// code between two library calls) counts as that many full batches
+    /// and the rest: `reap_max` never exceeds `cq_entries`, and
+    /// `reap_batches` is then a lower bound.
+    #[inline(always)]
+    fn count_reaped(&self, moved: u32, now: u64) {
+        let r = &self.reap;
+        r.cq_seen.store(now, Relaxed);
+        r.cqes.fetch_add(moved as u64, Relaxed);
+        let cq = self.id.cq_entries.load(Relaxed).max(1);
+        let (batches, largest) = if moved <= cq {
+            (1, moved)
+        } else {
+            (moved.div_ceil(cq), cq)
+        };
+        r.reap_batches.fetch_add(batches as u64, Relaxed);
+        if largest as u64 > r.reap_max.load(Relaxed) {
+            r.reap_max.fetch_max(largest as u64, Relaxed);
+        }
+        let h = &self.reap_hist;
+        h.sum.fetch_add(moved as u64, Relaxed);
+        if moved <= cq {
+            h.buckets[size_bucket(moved as u64)].fetch_add(1, Relaxed);
+        } else {
+            let (full, rest) = (moved / cq, moved % cq);
+            h.buckets[size_bucket(cq as u64)].fetch_add(full as u64, Relaxed);
+            if rest != 0 {
+                h.buckets[size_bucket(rest as u64)].fetch_add(1, Relaxed);
+            }
+        }
+    }
+
+    /// Counts one io_uring_enter that submitted `n` SQEs (the submitting
+    /// thread only).
+    #[inline(always)]
+    pub fn count_submitted(&self, n: u64) {
+        bump(&self.submit.sqes, n);
+        let h = &self.submit_hist;
+        bump(&h.buckets[size_bucket(n)], 1);
+        bump(&h.sum, n);
+    }
+
+    /// Counts a wait for completions of `ns` nanoseconds in io_uring_enter.
+    #[inline(always)]
+    pub fn count_wait(&self, ns: u64) {
+        let h = &self.wait_hist;
+        h.buckets[wait_bucket(ns)].fetch_add(1, Relaxed);
+        h.sum.fetch_add(ns, Relaxed);
+    }
+
+    /// Starts counting from zero for a ring whose CQ head is `head` (a
+    /// slot without a cursor of its own counts through `cq_seen`).
     pub fn reset(&self, head: u32) {
         self.reset_counters();
         self.reap.cq_seen.store(head as u64, Relaxed);
-        self.reap.cq_base.store(head as u64, Relaxed);
+        super::cursor::of(self).store(head as u64, Relaxed);
     }
 
-    /// Zeroes the counters, keeping the CQ head observation.
+    /// Zeroes this process's counters (a forked child's inherited ring),
+    /// keeping the ring's cursor: what was reaped before is counted
+    /// already, by the process that reaped it.
     pub fn reset_counters(&self) {
         let (s, r) = (&self.submit, &self.reap);
         for c in [
@@ -296,34 +452,42 @@ impl RingExt {
             &s.enters_sqwait,
             &s.wakeups,
             &s.chains_split,
+            &r.cqes,
             &r.reap_batches,
             &r.reap_max,
             &r.enters_wait,
+            &self.submit_hist.sum,
+            &self.reap_hist.sum,
+            &self.wait_hist.sum,
         ] {
             c.store(0, Relaxed);
         }
-        r.cq_base.store(r.cq_seen.load(Relaxed), Relaxed);
+        for c in self
+            .submit_hist
+            .buckets
+            .iter()
+            .chain(&self.reap_hist.buckets)
+            .chain(&self.wait_hist.buckets)
+        {
+            c.store(0, Relaxed);
+        }
+        r.cq_seen
+            .store(super::cursor::of(self).load(Relaxed), Relaxed);
     }
 
     /// The ring's CQ moved (resized rings) and its head is now `head`:
     /// the CQEs counted so far stay counted.
     pub fn rebase_head(&self, head: u32) {
-        let r = &self.reap;
-        let counted = r
-            .cq_seen
-            .load(Relaxed)
-            .wrapping_sub(r.cq_base.load(Relaxed));
-        r.cq_seen.store(head as u64, Relaxed);
-        r.cq_base
-            .store((head as u64).wrapping_sub(counted), Relaxed);
+        self.reap.cq_seen.store(head as u64, Relaxed);
+        super::cursor::of(self).store(head as u64, Relaxed);
     }
 }
 
 const _: () = {
-    // Version 1's layout: the new fields live in its padding.
+    // Version 2's layout: version 1's slot, then the histograms.
     assert!(core::mem::size_of::<Header>() == 64);
     assert!(core::mem::size_of::<Identity>() == 64);
-    assert!(core::mem::size_of::<RingExt>() == 192);
+    assert!(core::mem::size_of::<RingExt>() == 832);
     assert!(core::mem::offset_of!(Region, slots) == 64);
     // The counters that version 1 readers know stay where they were.
     assert!(core::mem::offset_of!(Header, refused) == 32);
@@ -337,6 +501,7 @@ mod tests {
     #[test]
     fn head_observations_count_each_movement_once() {
         let s = RingExt::default();
+        s.id.cq_entries.store(16, Relaxed);
         s.reset(u32::MAX - 2);
         s.observe_head(u32::MAX - 2);
         s.observe_head(1); // wrapped: 4 CQEs
@@ -347,11 +512,36 @@ mod tests {
         s.rebase_head(500);
         s.observe_head(505);
         assert_eq!(s.counters().cqes, 19);
+        // 40 CQEs between two looks on a 16-entry CQ: at least 3 reaps.
+        s.observe_head(545);
+        let c = s.counters();
+        assert_eq!((c.cqes, c.reap_batches, c.reap_max), (59, 6, 16));
+        assert_eq!(c.reap_hist.sum, 59);
+        // 4 -> bucket 2, 10 -> 4, 5 -> 3, 16 16 -> 4, 8 -> 3.
+        assert_eq!(&c.reap_hist.buckets[..6], &[0, 0, 1, 2, 3, 0]);
+        assert_eq!(c.reap_hist.count(), Some(6));
+    }
+
+    #[test]
+    fn buckets_are_powers_of_two() {
+        let sizes = [(1, 0), (2, 1), (3, 2), (4, 2), (5, 3), (65536, 16)];
+        for (n, k) in sizes {
+            assert_eq!(size_bucket(n), k, "{n}");
+        }
+        assert_eq!(size_bucket(65537), SIZE_BUCKETS - 1);
+        assert_eq!(size_bucket(u64::MAX), SIZE_BUCKETS - 1);
+        for (ns, k) in [(0, 0), (1, 0), (1000, 0), (1001, 1), (2000, 1), (3000, 2)] {
+            assert_eq!(wait_bucket(ns), k, "{ns}");
+        }
+        assert_eq!(wait_bucket(4_194_304_000), 22);
+        assert_eq!(wait_bucket(4_194_304_001), WAIT_BUCKETS - 1);
+        assert_eq!(wait_bucket(u64::MAX), WAIT_BUCKETS - 1);
     }
 
     #[test]
     fn two_observers_add_up_exactly() {
         let s = std::sync::Arc::new(RingExt::default());
+        s.id.cq_entries.store(1 << 20, Relaxed);
         s.reset(0);
         let head = std::sync::Arc::new(AtomicU32::new(0));
         let threads: Vec<_> = (0..2)
