@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README.md, "Read more": builds rsuring and a small liburing program, then runs it on
+# README.md, "Quick start": builds rsuring and a small liburing program, then runs it on
 # rsuring: it copies a file through the ring and verifies the copy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
