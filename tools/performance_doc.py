@@ -127,6 +127,11 @@ def summary(hot, sq, fio, transparent):
             "NOP QD1: rsuring vs liburing 2.15", "liburing 2.15")
     hot_row("liburing API, NOP QD1 round trip",
             "NOP QD1: rsuring vs liburing 2.3", "Debian's liburing 2.3")
+    # The opt-in automatic ring fd registration (off by default, issue 34).
+    for block, what in (("NOP QD1", "NOP QD1 round trip"), ("NOP QD128 b8", "NOP QD128, submit batch 8"),
+                        ("NOP QD128 b32", "NOP QD128, submit batch 32")):
+        hot_row(f"with `RSURING_REGISTER_RING_FD=1` (opt-in), {what}",
+                f"{block}: RSURING_REGISTER_RING_FD=1 vs liburing 2.15", "liburing 2.15")
     # The batch tables give cost ratios (< 1: rsuring cheaper); the summary
     # speaks in speed (> 1: rsuring faster), so they are inverted here.
     def speed(cost):
