@@ -88,7 +88,7 @@ fn apply_policy(req: &mut SetupRequest<'_>) -> c_int {
     // For a transparent ring: the CPUs its poller may use.
     transparent::clear_verdict();
     let spare = if cfg.transparent {
-        transparent::eligible(req.p.flags, cfg.cpus.as_deref())
+        transparent::eligible(req.p.flags, cfg.cpus.as_deref(), &req.app_places())
             .and_then(|cpus| transparent::qualify(cpus, sqpoll::serves_cpu))
             .ok()
     } else {

@@ -379,6 +379,22 @@ impl<'a> SetupRequest<'a> {
             buf_size,
         }
     }
+
+    /// Where the ring's state will live in the application's memory
+    /// (address, length): the `struct io_uring`, and the memory given to
+    /// `io_uring_queue_init_mem` if any.
+    pub fn app_places(&self) -> [(usize, usize); 2] {
+        let ring = (
+            &*self.ring as *const io_uring as usize,
+            core::mem::size_of::<io_uring>(),
+        );
+        let memory = if self.buf.is_null() {
+            ring
+        } else {
+            (self.buf as usize, self.buf_size)
+        };
+        [ring, memory]
+    }
 }
 
 /// Creates a kernel ring and maps it into `req.ring`. Returns the bytes of

@@ -16,7 +16,8 @@
 //!   can change, no CPU the poller can have to itself, the setup flags of
 //!   [`PLAIN_SETUPS`], a cpuset that refuses the poller's CPU, a forked
 //!   child, a kernel refusal, a poller's CPU measured busy: the
-//!   step-aside rule of [`qualify`]). docs/transparent-sqpoll.md and rsuring(7)
+//!   step-aside rule of [`qualify`]; a ring in memory shared with other
+//!   processes, [`shared_memory`]). docs/transparent-sqpoll.md and rsuring(7)
 //!   hold the list as generated from it (the tests check both). Each
 //!   refusal leaves the ring plain, is counted (statistics, rsuring-stat)
 //!   and is noted once per reason on stderr.
@@ -29,10 +30,13 @@
 //!   wait, as the kernel does. The submit path takes no lock: where each
 //!   ring's submitted SQEs end (for mixing library submits with the
 //!   exported io_uring_enter) lives in a lock-free table ([`MARKS`]).
-//! - **fork**: the poller belongs to the process that created the ring. A
-//!   forked child that submits on an inherited transparent ring gets
-//!   `-EOWNERDEAD` (its SQEs are never published, so they can run neither
-//!   in the parent's memory nor with the parent's files), noted once.
+//! - **fork**: the poller belongs to the process that created the ring.
+//!   Rings that other processes may use by design (their struct or ring
+//!   memory shared) stay plain from setup on ([`Refusal::SharedMemory`]).
+//!   A forked child that submits on an inherited transparent ring it holds
+//!   a private copy of gets `-EOWNERDEAD` (its SQEs are never published,
+//!   so they can run neither in the parent's memory nor with the parent's
+//!   files), counted and noted once: nothing else could run them right.
 //!
 //! Known limits, documented: a submission the kernel rejects mid-batch
 //! stops a plain ring's submit early; the poller goes on with the rest, so
@@ -46,6 +50,8 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, O
 
 use crate::fork;
 use crate::lock::ForkSafeLock;
+
+pub mod shared_memory;
 
 use crate::ring::{fork_generation, io_uring, EnterTarget, LiveRing, SqWords};
 use crate::sys;
@@ -77,10 +83,13 @@ pub enum Refusal {
     /// The poller's CPU was measured busy: by others at ring setup, or by
     /// the hand-overs of this process's transparent rings ([`qualify`]).
     PollerBusy,
+    /// The ring's struct or memory is shared with other processes
+    /// ([`shared_memory`]).
+    SharedMemory,
 }
 
 /// Reasons, and so per-process refusal counters.
-pub const REFUSALS: usize = 7;
+pub const REFUSALS: usize = 8;
 
 /// One refusal condition: the reason, its name (in statistics:
 /// `transparent=refused:NAME`, `refused_NAME=N`), when it applies and what
@@ -131,9 +140,9 @@ pub const CONDITIONS: [Condition; REFUSALS] = [
     Condition {
         why: Refusal::Fork,
         name: "fork",
-        when: "a forked child submits on a transparent ring it inherited",
-        because: "the poller belongs to the parent and would run the child's requests in the parent's memory and with its files",
-        scope: "that submission fails with -EOWNERDEAD",
+        when: "a forked child submits on a transparent ring it inherited with a private copy of its struct io_uring (rings whose struct or memory is shared were left plain at setup: shared-memory)",
+        because: "the poller belongs to the parent and would run the child's requests in the parent's memory and with its files, and the kernel hands an SQPOLL ring's SQEs to nobody else",
+        scope: "that submission fails with -EOWNERDEAD, counted in the child",
     },
     Condition {
         why: Refusal::Kernel,
@@ -148,6 +157,13 @@ pub const CONDITIONS: [Condition; REFUSALS] = [
         when: "the poller's CPU is measured busy (unless RSURING_SQPOLL_STEP_ASIDE=0): at ring setup, other tasks kept each CPU the new poller could have busy for more than 25% of 50 ms (/proc/stat; a CPU that already runs a poller of the process is judged by its hand-overs instead), or the process's transparent rings have measured their submits' wait for the poller at more than 16 bare system calls (at least 4 microseconds) on average over at least 200 ms and 64 submits (or fewer submits that waited 100 ms in all)",
         because: "every submit waits until the poller has consumed its SQEs; a poller that shares its CPU makes that wait a scheduler time slice, and the mode loses (measured: qemu-storage-daemon at 0.05-0.52x of Debian's liburing with the poller's CPU busy)",
         scope: "that ring, and once hand-overs were measured slow every later ring of the process (rings already transparent stay so)",
+    },
+    Condition {
+        why: Refusal::SharedMemory,
+        name: "shared-memory",
+        when: "the ring's struct io_uring, or the memory given to io_uring_queue_init_mem, lies in a mapping shared with other processes (MAP_SHARED, SysV or POSIX shared memory: an s in /proc/self/maps at ring setup), or /proc/self/maps cannot be read",
+        because: "other processes may submit on the ring, and the poller, which belongs to this one, would run their requests in this process's memory and with its files (or, once it is gone, fail them with -EOWNERDEAD)",
+        scope: "that ring",
     },
 ];
 
@@ -242,8 +258,14 @@ impl Refusal {
         } else {
             ""
         };
+        // Every scope but fork's names what stays plain.
+        let plain = if self == Refusal::Fork {
+            ""
+        } else {
+            " left plain"
+        };
         format!(
-            "{} left plain ({}): {}; {}{hint}",
+            "{}{plain} ({}): {}; {}{hint}",
             c.scope, c.name, when, c.because
         )
     }
@@ -397,8 +419,14 @@ fn parse_ranges(text: &str) -> Vec<u32> {
 /// CPU — or the reason it may not, counted and noted ([`CONDITIONS`]).
 /// Rings that asked for SQPOLL themselves, or for SQ_AFF without it (which
 /// the kernel must keep refusing), are not candidates: `Err(SetupFlags)`
-/// without a note.
-pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Refusal> {
+/// without a note. `places` are the ring's struct and the application's
+/// ring memory (address, length): checked last, as the one condition that
+/// reads a file per ring.
+pub fn eligible(
+    flags: u32,
+    poller_cpus: Option<&[u32]>,
+    places: &[(usize, usize)],
+) -> Result<Vec<u32>, Refusal> {
     if flags & (IORING_SETUP_SQPOLL | IORING_SETUP_SQ_AFF) != 0 {
         return Err(Refusal::SetupFlags);
     }
@@ -418,6 +446,8 @@ pub fn eligible(flags: u32, poller_cpus: Option<&[u32]>) -> Result<Vec<u32>, Ref
             .collect();
         if spare.is_empty() {
             Err(Refusal::NoPollerCpu)
+        } else if shared_memory::shared(places) != Some(false) {
+            Err(Refusal::SharedMemory)
         } else {
             Ok(spare)
         }
@@ -1296,7 +1326,7 @@ mod tests {
         let _turn = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
         let before = refusal_counts();
         for flags in [IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF] {
-            assert_eq!(eligible(flags, Some(&[1])), Err(Refusal::SetupFlags));
+            assert_eq!(eligible(flags, Some(&[1]), &[]), Err(Refusal::SetupFlags));
         }
         assert_eq!(refusal_counts(), before, "nothing counted");
     }
@@ -1317,7 +1347,7 @@ mod tests {
             let count = |counts: [u32; REFUSALS]| counts[Refusal::SetupFlags.index()];
             let before = count(refusal_counts());
             assert_eq!(
-                eligible(flags, Some(&[1])),
+                eligible(flags, Some(&[1]), &[]),
                 Err(Refusal::SetupFlags),
                 "{flags:#x}"
             );

@@ -358,6 +358,128 @@ fn fork_child_on_inherited_ring_fails_promptly_after_parent_exit() {
 }
 
 // ---------------------------------------------------------------------------
+// 2b. Rings that several processes use (issue 35)
+
+const SHARED_REASON: &[&str] = &["shared-memory"];
+
+/// The library's RSURING_SQPOLL=1 notes among a run's stderr lines (with
+/// RSURING_STATS the statistics lines are there too).
+fn sqpoll_notes(r: &Run) -> Vec<&str> {
+    r.stderr
+        .lines()
+        .filter(|l| l.starts_with("rsuring: RSURING_SQPOLL=1:"))
+        .collect()
+}
+
+/// A multi-process database's pattern, as the issue found it: the parent
+/// creates 142 rings, each `struct io_uring` and its ring memory
+/// (`io_uring_queue_init_mem`) in a MAP_SHARED region, before any submit,
+/// and forks a worker per ring; each worker opens the data file itself and
+/// reads it through its ring, one reaps another's ring, one is killed with
+/// a read in flight and restarted, one forks again. Plain, and under
+/// RSURING_SQPOLL=1 where the contract grants it (nobody, CPU 0, poller on
+/// CPU 1, step-aside off): every ring stays plain and says why
+/// (`transparent=refused:shared-memory`, `refused_shared_memory=144` for the
+/// 142 rings and the two of the faults), one note, and the same program's
+/// ring in private memory is transparent. Before the refusal, every worker's
+/// first submit failed with -EOWNERDEAD.
+#[test]
+fn shared_memory_rings_of_a_multi_process_server_stay_plain_and_work() {
+    let bin = ours("shared_rings");
+    let Some(r) = pass(launch(&bin, &["plain", "anon", "both", "142"]).nobody()) else {
+        return;
+    };
+    r.assert_silent("plain rsuring, 142 rings in MAP_SHARED memory");
+    let r = pass(
+        launch(&bin, &["transparent", "anon", "both", "142"])
+            .sqpoll_with_poller_cpu()
+            .nobody()
+            .var("RSURING_STATS", "1"),
+    )
+    .unwrap();
+    let line = r.program_line();
+    assert!(
+        line.contains(" sqpoll=no ") && line.contains(" transparent=refused:shared-memory "),
+        "ring 0's statistics must say it was refused for shared memory: {line}\n{}",
+        r.describe()
+    );
+    let notes = sqpoll_notes(&r);
+    assert!(
+        notes.len() == 1 && notes[0].contains("(shared-memory)"),
+        "want one shared-memory note (once per process, however many rings):\n{}",
+        r.describe()
+    );
+    let process: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("rsuring-process:"))
+        .collect();
+    assert!(
+        process.len() == 1
+            && process[0].contains(" refused_shared_memory=144 ")
+            && process[0].contains(" refused_fork=0 "),
+        "the parent's exit report counts 144 refusals (142 rings and the faults' 2), no fork refusal:\n{}",
+        r.describe()
+    );
+}
+
+/// Every kind of shared memory, and each of the struct and the ring memory
+/// alone in it: SysV (shmget), POSIX (shm_open) and MAP_SHARED anonymous
+/// memory; `struct` (the kernel maps the rings) and `mem` (each process
+/// keeps a private copy of the structs, the rings are in shared memory).
+/// The rings stay plain and work, with one note.
+#[test]
+fn rings_in_any_shared_memory_stay_plain_under_rsuring_sqpoll() {
+    let bin = ours("shared_rings");
+    for (memory, place) in [
+        ("anon", "struct"),
+        ("anon", "mem"),
+        ("sysv", "both"),
+        ("sysv", "struct"),
+        ("posix", "both"),
+        ("posix", "mem"),
+    ] {
+        let what = format!("{memory} shared memory, {place} in it");
+        let Some(r) = pass(launch(&bin, &["plain", memory, place, "8"]).nobody()) else {
+            return;
+        };
+        r.assert_silent(&what);
+        let r = pass(
+            launch(&bin, &["transparent", memory, place, "8"])
+                .sqpoll_with_poller_cpu()
+                .nobody(),
+        )
+        .unwrap();
+        r.assert_one_note(&what, true, SHARED_REASON);
+    }
+}
+
+/// An unmodified binary (Debian's header and -luring, our library by
+/// LD_PRELOAD) with its structs in MAP_SHARED memory: the same, against
+/// Debian's liburing as the reference.
+#[test]
+fn unmodified_binary_with_rings_in_shared_memory_stays_plain() {
+    let bin = debian("shared_rings");
+    let args = ["plain", "anon", "struct", "16"];
+    let Some(r) = pass(launch(&bin, &args).nobody()) else {
+        return;
+    };
+    r.assert_silent("Debian's liburing");
+    let r = pass(
+        launch(&bin, &["transparent", "anon", "struct", "16"])
+            .preload()
+            .sqpoll_with_poller_cpu()
+            .nobody(),
+    )
+    .unwrap();
+    r.assert_one_note(
+        "unmodified binary, rings in MAP_SHARED memory",
+        true,
+        SHARED_REASON,
+    );
+}
+
+// ---------------------------------------------------------------------------
 // 3. The exported io_uring_enter
 
 /// A program that publishes the SQ tail itself and calls io_uring_enter:

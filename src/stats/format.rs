@@ -220,6 +220,7 @@ fn refusal_key(name: &str) -> &'static str {
         "refused_fork",
         "refused_kernel",
         "refused_poller_busy",
+        "refused_shared_memory",
     ];
     REFUSAL_NAMES
         .iter()

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 /// First bytes of the file; a reader checks them with [`VERSION`].
 pub const MAGIC: [u8; 8] = *b"RSURSTAT";
 /// Layout version: bumped whenever [`Header`] or [`RingExt`] change.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Rings a process can have statistics for at the same time.
 pub const CAPACITY: usize = 1024;
 
@@ -72,7 +72,8 @@ pub struct Header {
     /// pollers of their own). Also in bytes version 1 left zero.
     pub unverified_pollers: AtomicU32,
     /// The refusal counters added after [`Header::unverified_pollers`]
-    /// (from [`FIRST_REFUSALS`] on), in the last bytes version 1 left zero.
+    /// (from [`FIRST_REFUSALS`] on): the first in the last bytes version 1
+    /// left zero, the next in the header's second cache line (version 3).
     pub refused_later: [AtomicU32; REFUSAL_COUNTERS - FIRST_REFUSALS],
 }
 
@@ -86,7 +87,7 @@ impl Header {
 }
 
 /// Refusal counters of the page ([`Header::refusal`]).
-pub const REFUSAL_COUNTERS: usize = 7;
+pub const REFUSAL_COUNTERS: usize = 8;
 /// The refusal counters that stand before `unverified_pollers`.
 pub const FIRST_REFUSALS: usize = 6;
 
@@ -101,6 +102,7 @@ pub const REFUSAL_NAMES: [&str; REFUSAL_COUNTERS] = [
     "fork",
     "kernel",
     "poller-busy",
+    "shared-memory",
 ];
 
 /// What a ring is; written when the ring takes the slot.
@@ -484,11 +486,12 @@ impl RingExt {
 }
 
 const _: () = {
-    // Version 2's layout: version 1's slot, then the histograms.
-    assert!(core::mem::size_of::<Header>() == 64);
+    // Version 2's layout: version 1's slot, then the histograms; version 3
+    // gives the header a second cache line (the eighth refusal counter).
+    assert!(core::mem::size_of::<Header>() == 128);
     assert!(core::mem::size_of::<Identity>() == 64);
     assert!(core::mem::size_of::<RingExt>() == 832);
-    assert!(core::mem::offset_of!(Region, slots) == 64);
+    assert!(core::mem::offset_of!(Region, slots) == 128);
     // The counters that version 1 readers know stay where they were.
     assert!(core::mem::offset_of!(Header, refused) == 32);
     assert!(core::mem::offset_of!(Header, unverified_pollers) == 56);
