@@ -5,7 +5,9 @@
 # (the RSURING_* nodes of liburing.map and include/liburing/rsuring_ext_api.h)
 # and IORING_SETUP_SQPOLL_PERCPU has a man3 page; every program the Makefile
 # installs has a page (bindir: man1, sbindir: man8) and the Makefile installs
-# every page; rsuring(7) has one ENVIRONMENT subsection per RSURING_*
+# every page; each program's page documents the --help and --version its
+# source (packaging/NAME.in, src/bin/NAME.rs) accepts (scripts/check/install.sh
+# runs the scripts'); rsuring(7) has one ENVIRONMENT subsection per RSURING_*
 # variable the library reads (src/), no other, and refers to every page.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,8 +48,15 @@ for dir_section in bindir:1 sbindir:8; do
 	section=${dir_section#*:}
 	for program in $(grep -o "\$(DESTDIR)\$(${dir_section%:*})/rsuring-[a-z-]*" Makefile | sed 's|.*/||' | sort -u); do
 		programs=$((programs + 1))
-		[ -f "man/man$section/$program.$section" ] ||
-			fail "$program is installed but has no man/man$section/$program.$section"
+		page=man/man$section/$program.$section
+		[ -f "$page" ] || { fail "$program is installed but has no $page"; continue; }
+		source=
+		for f in "packaging/$program.in" "src/bin/$program.rs"; do [ -f "$f" ] && source=$f; done
+		[ -n "$source" ] || { fail "$program: no packaging/$program.in or src/bin/$program.rs"; continue; }
+		for option in help version; do
+			grep -qE -- "(^|[\"| ])--$option[\")]" "$source" || continue
+			grep -qE "^\.BR? .*\\\\-\\\\-$option( |$)" "$page" || fail "$page does not document --$option, which $source accepts"
+		done
 	done
 done
 [ "$programs" -gt 0 ] || fail "no installed programs found in the Makefile"
