@@ -8,4 +8,5 @@
 pub use crate::procfs::{FdInfo, TaskStat};
 pub use crate::stats::format::{self, parse_line, End, Fields, Value};
 pub use crate::stats::live::{self, Page, Poller, Ring, RingRates, Snapshot};
+pub use crate::stats::metrics;
 pub use crate::stats::slot::{Counters, RingInfo, Sqpoll};

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 
 use common::{launch, skip, CProgram, Run, EXIT_SKIP, NOBODY};
 
+#[path = "stats/metrics.rs"]
+mod metrics;
 #[path = "stats/shared_rings.rs"]
 mod shared_rings;
 
@@ -297,7 +299,12 @@ fn the_format_function_writes_the_same_line() {
                 "reap_batches",
                 "reap_mean",
                 "reap_max",
-                "chains_split"
+                "chains_split",
+                "cq_overflow",
+                "submit_hist",
+                "reap_hist",
+                "wait_hist_us",
+                "wait_ns"
             ],
             "{}",
             r.describe()

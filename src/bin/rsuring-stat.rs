@@ -3,6 +3,7 @@
 //! ```text
 //! rsuring-stat [-i SECS] [-n COUNT] PID    refresh every SECS (default 1), like iostat
 //! rsuring-stat --once PID                  one snapshot, key=value lines (for scripts)
+//! rsuring-stat --openmetrics [PID...]      metrics for a collector (also --prometheus)
 //! rsuring-stat                             the processes that publish statistics
 //! ```
 //!
@@ -18,30 +19,71 @@ use std::time::Duration;
 
 use rsuring::live_view::format::{self, Value};
 use rsuring::live_view::live::{self, Page, Poller, Ring, Snapshot};
-use rsuring::live_view::Sqpoll;
+use rsuring::live_view::{metrics, Sqpoll};
 
-const USAGE: &str = "usage: rsuring-stat [-i SECS] [-n COUNT] PID\n       \
-                     rsuring-stat --once PID\n       rsuring-stat            \
-                     (list processes with statistics)";
+const USAGE: &str = "\
+usage: rsuring-stat [-i SECS] [-n COUNT] PID   refresh every SECS (default 1)
+       rsuring-stat --once PID                 one snapshot, key=value lines
+       rsuring-stat --openmetrics [--aggregate] [--max-rings N] [-o FILE] [PID...]
+       rsuring-stat --prometheus [--aggregate] [--max-rings N] [-o FILE] [PID...]
+                                               metrics of the PIDs, or of every
+                                               process with statistics
+       rsuring-stat                            list processes with statistics
+       rsuring-stat --help | --version";
+
+/// Ring label sets per process in the metrics unless `--max-rings` says.
+const DEFAULT_MAX_RINGS: usize = 64;
 
 struct Args {
-    pid: Option<u32>,
+    pids: Vec<u32>,
     once: bool,
+    metrics: Option<metrics::Format>,
+    aggregate: bool,
+    max_rings: usize,
+    output: Option<std::path::PathBuf>,
     interval: Duration,
     count: Option<u64>,
 }
 
-fn parse_args() -> Result<Args, String> {
+/// What the command line asks for.
+enum Command {
+    Run(Args),
+    Help,
+    Version,
+}
+
+fn parse_args() -> Result<Command, String> {
     let mut args = Args {
-        pid: None,
+        pids: Vec::new(),
         once: false,
+        metrics: None,
+        aggregate: false,
+        max_rings: DEFAULT_MAX_RINGS,
+        output: None,
         interval: Duration::from_secs(1),
         count: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
+            "-h" | "--help" => return Ok(Command::Help),
+            "-V" | "--version" => return Ok(Command::Version),
             "--once" => args.once = true,
+            "--openmetrics" => args.metrics = Some(metrics::Format::OpenMetrics),
+            "--prometheus" => args.metrics = Some(metrics::Format::Prometheus),
+            "--aggregate" => args.aggregate = true,
+            "--max-rings" => {
+                let v = it.next().ok_or("--max-rings needs a number")?;
+                args.max_rings = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=100_000).contains(n))
+                    .ok_or(format!("bad --max-rings {v:?} (1 to 100000)"))?;
+            }
+            "-o" | "--output" => {
+                let v = it.next().ok_or("-o needs a file")?;
+                args.output = Some(v.into());
+            }
             "-i" | "--interval" => {
                 let v = it.next().ok_or("-i needs a number of seconds")?;
                 let secs: f64 = v.parse().map_err(|_| format!("bad interval {v:?}"))?;
@@ -54,28 +96,47 @@ fn parse_args() -> Result<Args, String> {
                 let v = it.next().ok_or("-n needs a count")?;
                 args.count = Some(v.parse().map_err(|_| format!("bad count {v:?}"))?);
             }
-            "-h" | "--help" => return Err(String::new()),
-            pid if args.pid.is_none() && pid.parse::<u32>().is_ok() => {
-                args.pid = pid.parse().ok();
+            pid if pid.parse::<u32>().is_ok_and(|p| p != 0) => {
+                args.pids.push(pid.parse().map_err(|_| "bad pid")?);
             }
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }
-    Ok(args)
+    let metrics_only =
+        args.aggregate || args.output.is_some() || args.max_rings != DEFAULT_MAX_RINGS;
+    if args.metrics.is_none() && metrics_only {
+        return Err("--aggregate, --max-rings and -o go with --openmetrics or --prometheus".into());
+    }
+    if args.metrics.is_none() && args.pids.len() > 1 {
+        return Err("one PID at a time (several only with --openmetrics or --prometheus)".into());
+    }
+    if args.metrics.is_some() && args.once {
+        return Err("--once and --openmetrics/--prometheus are different outputs".into());
+    }
+    Ok(Command::Run(args))
 }
 
 fn main() -> ExitCode {
     let args = match parse_args() {
-        Ok(a) => a,
+        Ok(Command::Run(a)) => a,
+        Ok(Command::Help) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Command::Version) => {
+            println!("rsuring-stat {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
         Err(why) => {
-            if !why.is_empty() {
-                eprintln!("rsuring-stat: {why}");
-            }
+            eprintln!("rsuring-stat: {why}");
             eprintln!("{USAGE}");
             return ExitCode::from(2);
         }
     };
-    let Some(pid) = args.pid else {
+    if let Some(format) = args.metrics {
+        return write_metrics(&args, format);
+    }
+    let Some(&pid) = args.pids.first() else {
         list_processes();
         return ExitCode::SUCCESS;
     };
@@ -90,6 +151,89 @@ fn main() -> ExitCode {
     }
     watch(first, &args);
     ExitCode::SUCCESS
+}
+
+/// `--openmetrics` / `--prometheus`: one snapshot of the PIDs given, or
+/// of every process that publishes statistics and that this user may
+/// read, to stdout or (`-o`) atomically to a file.
+fn write_metrics(args: &Args, format: metrics::Format) -> ExitCode {
+    let named = !args.pids.is_empty();
+    let pids = if named {
+        args.pids.clone()
+    } else {
+        live::published_pids()
+    };
+    let mut snapshots = Vec::new();
+    let mut missing = false;
+    for pid in pids {
+        let Some(s) = live::snapshot(pid) else {
+            if named {
+                eprintln!("rsuring-stat: no process {pid}");
+                missing = true;
+            }
+            continue;
+        };
+        match &s.page {
+            Page::Live { .. } => {}
+            // A PID asked for by name shows what the kernel says.
+            _ if named => note_page(&s),
+            Page::Rejected(reason) => {
+                eprintln!("rsuring-stat: {}", rejected(pid, reason));
+                continue;
+            }
+            _ => continue,
+        }
+        snapshots.push(s);
+    }
+    let opts = metrics::Options {
+        format,
+        aggregate: args.aggregate,
+        max_rings: args.max_rings,
+    };
+    let text = metrics::write(&snapshots, &opts);
+    let written = match &args.output {
+        None => {
+            use std::io::Write;
+            std::io::stdout().write_all(text.as_bytes())
+        }
+        Some(path) => replace_file(path, text.as_bytes()),
+    };
+    if let Err(e) = written {
+        eprintln!("rsuring-stat: cannot write the metrics: {e}");
+        return ExitCode::FAILURE;
+    }
+    if missing {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Replaces `path` with `bytes` so that a reader sees the old file or the
+/// new one, never a part: a temporary file in the same directory, synced,
+/// then renamed over it.
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("the output needs a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// One stderr line when the page is not shown as it is.
@@ -173,7 +317,7 @@ fn print_once(s: &Snapshot) {
         if let Some(k) = r.kernel {
             fields.push(("sq_fill", Value::Num(k.sq_fill() as u64)));
             fields.push(("cq_fill", Value::Num(k.cq_fill() as u64)));
-            fields.push(("cq_overflow", Value::Num(k.cq_overflow as u64)));
+            fields.push(("cq_overflow_list", Value::Num(k.cq_overflow as u64)));
             if let Some(tid) = k.sq_thread {
                 fields.push(("poller_tid", Value::Int(tid as i64)));
             }

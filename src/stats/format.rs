@@ -30,6 +30,7 @@
 //! | `reap_batches` | CQ head advances seen between library calls |
 //! | `reap_mean`, `reap_max` | CQEs per advance, mean (one decimal) and largest |
 //! | `chains_split` | link chains a shared poll thread had to split |
+//! | `cq_overflow` | the kernel's count of CQEs it could not post for lack of room (the ring's overflow word, the kernel's total for the ring, as this process last read it) |
 //! | `submit_hist` | SQEs per io_uring_enter that submitted, as `BOUND:COUNT` pairs of the non-empty buckets (bucket bounds 1, 2, 4, ... 65536, `inf`; a count is of values above the bucket before and up to BOUND), `none` when empty; a JSON object in JSON |
 //! | `reap_hist` | CQEs per reap batch, the same way |
 //! | `wait_hist_us` | time io_uring_enter calls spent waiting for completions, microseconds, the same way (bounds 1, 2, 4, ... 4194304, `inf`) |
@@ -156,6 +157,7 @@ pub fn ring_fields(pid: u32, info: &RingInfo, c: &Counters, end: Option<End>) ->
         ("reap_mean", Value::Mean(mean)),
         ("reap_max", Value::Num(c.reap_max)),
         ("chains_split", Value::Num(c.chains_split)),
+        ("cq_overflow", Value::Num(c.cq_overflow)),
         ("submit_hist", hist_value(&c.submit_hist)),
         ("reap_hist", hist_value(&c.reap_hist)),
         ("wait_hist_us", hist_value(&c.wait_hist)),
@@ -350,8 +352,8 @@ mod tests {
             "rsuring: pid=42 ring=5 flags=0x2 sq_entries=128 cq_entries=256 sqpoll=shared \
              poller_cpu=unbound poller_rings=2 sqes=1000 cqes=1000 enters=100 enters_submit=50 \
              enters_wait=50 enters_sqwait=0 wakeups=0 reap_batches=100 reap_mean=10.0 \
-             reap_max=10 chains_split=0 submit_hist=none reap_hist=none wait_hist_us=none \
-             wait_ns=0 end=process_exit"
+             reap_max=10 chains_split=0 cq_overflow=0 submit_hist=none reap_hist=none \
+             wait_hist_us=none wait_ns=0 end=process_exit"
         );
         let j = json(&f);
         assert!(
@@ -361,7 +363,7 @@ mod tests {
         assert!(j.contains("\"poller_cpu\":null,"), "{j}");
         assert!(
             j.ends_with(
-                "\"chains_split\":0,\"submit_hist\":{},\"reap_hist\":{},\"wait_hist_us\":{},\
+                "\"chains_split\":0,\"cq_overflow\":0,\"submit_hist\":{},\"reap_hist\":{},\"wait_hist_us\":{},\
                  \"wait_ns\":0,\"end\":\"process_exit\"}"
             ),
             "{j}"

@@ -404,6 +404,21 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
             by_fd.insert(fd, f);
         }
     }
+    let rings = join_rings(slots, by_fd);
+    let pollers = pollers_of(pid, &rings);
+    Some(Snapshot {
+        pid,
+        comm,
+        taken: Instant::now(),
+        page,
+        rings,
+        pollers,
+    })
+}
+
+/// The rings of a process from its page's slots and the kernel's view of
+/// its io_uring fds (public for tests that build snapshots from pages).
+pub fn join_rings(slots: Vec<PageSlot>, mut by_fd: BTreeMap<i32, FdInfo>) -> Vec<Ring> {
     let mut rings = Vec::new();
     for PageSlot {
         index,
@@ -421,8 +436,15 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         // (Not for a ring other processes use: their reaps are theirs.)
         if let Some(k) = kernel.filter(|_| info.shared == 0) {
             let unseen = k.cq_head.wrapping_sub(cq_seen);
-            if unseen <= info.cq_entries {
+            if unseen != 0 && unseen <= info.cq_entries {
+                // Counted as the library's next look will count them.
                 counters.cqes = counters.cqes.saturating_add(unseen as u64);
+                counters.reap_batches = counters.reap_batches.saturating_add(1);
+                counters.reap_max = counters.reap_max.max(unseen as u64);
+                let h = &mut counters.reap_hist;
+                let b = &mut h.buckets[super::slot::size_bucket(unseen as u64)];
+                *b = b.saturating_add(1);
+                h.sum = h.sum.saturating_add(unseen as u64);
             }
         }
         rings.push(Ring {
@@ -443,15 +465,7 @@ pub fn snapshot(pid: u32) -> Option<Snapshot> {
         });
     }
     rings.sort_by_key(|r| (r.fd < 0, r.fd));
-    let pollers = pollers_of(pid, &rings);
-    Some(Snapshot {
-        pid,
-        comm,
-        taken: Instant::now(),
-        page,
-        rings,
-        pollers,
-    })
+    rings
 }
 
 /// Groups the rings by the SQ poll thread the kernel says serves them.

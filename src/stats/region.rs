@@ -235,12 +235,18 @@ pub fn lock_within(patience: std::time::Duration) -> Option<Guard<'static, Regis
     REGISTRY.lock_within(patience)
 }
 
-/// Folds every live ring's CQ head movement into this process's counts.
+/// Folds the CQ head movement of every live ring that only this process
+/// has used so far into its counts. (A ring already shared with a child
+/// may have moved by the child's reaps: the first look after them,
+/// whichever process makes it, counts them.)
 fn observe_before_fork() {
     let Some(mut reg) = lock_within(std::time::Duration::from_millis(100)) else {
         return;
     };
     for (slot, local) in reg.live() {
+        if slot.id.shared.load(Ordering::Relaxed) != 0 {
+            continue;
+        }
         if let Some(head) = read_head_safely(local.khead) {
             slot.observe_head(head);
         }

@@ -163,6 +163,9 @@ pub struct ReapSide {
     pub reap_batches: AtomicU64,
     pub reap_max: AtomicU64,
     pub enters_wait: AtomicU64,
+    /// The kernel's count of CQEs it could not post (the ring's overflow
+    /// word), as this process last read it: the kernel's, not per process.
+    pub cq_overflow: AtomicU64,
 }
 
 /// Buckets of the size histograms: upper bounds 1, 2, 4, ... 2^16, and
@@ -305,6 +308,8 @@ pub struct Counters {
     pub reap_batches: u64,
     pub reap_max: u64,
     pub chains_split: u64,
+    /// [`ReapSide::cq_overflow`].
+    pub cq_overflow: u64,
     /// SQEs per submitting io_uring_enter.
     pub submit_hist: Hist<SIZE_BUCKETS>,
     /// CQEs per reap batch.
@@ -353,6 +358,7 @@ impl RingExt {
             reap_batches: r.reap_batches.load(Relaxed),
             reap_max: r.reap_max.load(Relaxed),
             chains_split: s.chains_split.load(Relaxed),
+            cq_overflow: r.cq_overflow.load(Relaxed),
             submit_hist: Hist::load(&self.submit_hist.buckets, &self.submit_hist.sum),
             reap_hist: Hist::load(&self.reap_hist.buckets, &self.reap_hist.sum),
             wait_hist: Hist::load(&self.wait_hist.buckets, &self.wait_hist.sum),
@@ -417,6 +423,15 @@ impl RingExt {
         }
     }
 
+    /// Notes the kernel's overflow count of the ring (`koverflow`).
+    #[inline(always)]
+    pub fn note_overflow(&self, n: u32) {
+        let r = &self.reap.cq_overflow;
+        if r.load(Relaxed) != n as u64 {
+            r.store(n as u64, Relaxed);
+        }
+    }
+
     /// Counts one io_uring_enter that submitted `n` SQEs (the submitting
     /// thread only).
     #[inline(always)]
@@ -458,6 +473,7 @@ impl RingExt {
             &r.reap_batches,
             &r.reap_max,
             &r.enters_wait,
+            &r.cq_overflow,
             &self.submit_hist.sum,
             &self.reap_hist.sum,
             &self.wait_hist.sum,
