@@ -40,6 +40,9 @@ endif
 pkgconfigdir = $(libdir)/pkgconfig
 # fio ioengines of this library (fio --ioengine=external:$(enginedir)/...).
 enginedir = $(libdir)/fio
+# systemd units (rsuring-textfile.timer: rsuring-stat's metrics for
+# node_exporter's textfile collector); installed, not enabled.
+systemdunitdir = $(prefix)/lib/systemd/system
 
 CARGO ?= cargo
 STRIP ?= strip
@@ -48,7 +51,7 @@ INSTALL ?= install
 # A relative directory would be taken relative to wherever the command runs
 # and end up, wrong, in the .pc files and the scripts.
 DIRS := $(prefix) $(exec_prefix) $(bindir) $(sbindir) $(libdir) $(includedir) \
-        $(mandir) $(docdir) $(pkgconfigdir) $(enginedir)
+        $(mandir) $(docdir) $(pkgconfigdir) $(enginedir) $(systemdunitdir)
 ifneq ($(filter-out /%,$(DIRS)),)
 $(error install directories must be absolute paths: $(sort $(filter-out /%,$(DIRS))))
 endif
@@ -182,7 +185,8 @@ install: check-version check-built check-dpkg
 	$(INSTALL) -d $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
 	    $(DESTDIR)$(includedir)/liburing/io_uring \
 	    $(addprefix $(DESTDIR)$(mandir)/man,$(MAN_SECTIONS)) \
-	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(docdir)/examples
+	    $(DESTDIR)$(bindir) $(DESTDIR)$(sbindir) $(DESTDIR)$(docdir)/examples \
+	    $(DESTDIR)$(systemdunitdir)
 	$(INSTALL) -m 0755 $(LIB_SO) $(DESTDIR)$(libdir)/$(REAL_SO)
 	$(STRIP) --strip-unneeded $(DESTDIR)$(libdir)/$(REAL_SO)
 	ln -sf $(REAL_SO) $(DESTDIR)$(libdir)/$(SONAME)
@@ -207,6 +211,10 @@ install: check-version check-built check-dpkg
 	chmod 0755 $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	$(INSTALL) -m 0755 $(STAT_BIN) $(DESTDIR)$(bindir)/rsuring-stat
 	$(STRIP) $(DESTDIR)$(bindir)/rsuring-stat
+	sed -e 's|@bindir@|$(bindir)|g' packaging/systemd/rsuring-textfile.service.in \
+	    > $(DESTDIR)$(systemdunitdir)/rsuring-textfile.service
+	$(INSTALL) -m 0644 packaging/systemd/rsuring-textfile.timer $(DESTDIR)$(systemdunitdir)/
+	chmod 0644 $(DESTDIR)$(systemdunitdir)/rsuring-textfile.service
 	@if [ -n "$(FIO_ENGINE)" ]; then \
 	    echo "$(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so"; \
 	    $(INSTALL) -D -m 0755 $(FIO_ENGINE) $(DESTDIR)$(enginedir)/rsuring-engine.so && \
@@ -233,6 +241,7 @@ uninstall:
 	rm -f $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(bindir)/rsuring-stat \
 	    $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so $(DESTDIR)$(docdir)/examples/rsuring.conf
+	rm -f $(addprefix $(DESTDIR)$(systemdunitdir)/,rsuring-textfile.service rsuring-textfile.timer)
 	rmdir $(DESTDIR)$(includedir)/liburing/io_uring $(DESTDIR)$(includedir)/liburing \
 	    $(DESTDIR)$(enginedir) $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) 2>/dev/null || true
 

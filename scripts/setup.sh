@@ -42,10 +42,13 @@ done
 # ca-certificates xz-utils procps: downloads, archives, ps
 # python3: docs/performance.md's generator (tests/docs.rs), the fio engine's checks
 # systemd: systemd-analyze verify of the shipped drop-in (scripts/check/install.sh)
+# prometheus (promtool), prometheus-node-exporter: rsuring-stat's metrics
+#   checked by Prometheus's parsers and served by node_exporter (tests/stats.rs)
 packages=(
 	liburing-dev liburing2 dpkg-dev pkg-config gcc g++ make libc6-dev binutils
 	valgrind clang libclang-rt-14-dev qemu-utils plocate fio strace mandoc man-db
 	ca-certificates xz-utils procps util-linux python3 systemd
+	prometheus prometheus-node-exporter
 )
 
 missing=()
