@@ -33,7 +33,7 @@ build_supervisor() {
 	cc -Wall -Wextra -Werror -O2 -std=gnu11 -D_GNU_SOURCE -o target/oldkernel/supervise tests/oldkernel/supervise.c
 }
 oldkernel_cargo_tests() {
-	"${EMULATE_61[@]}" cargo test --release --no-fail-fast --test dropin --test differential --test sqpoll -- --test-threads=1
+	"${EMULATE_61[@]}" cargo test --release --no-fail-fast --test dropin --test differential --test sqpoll --test hostile -- --test-threads=1
 	# Left out: the tests that run under strace (a traced process cannot be
 	# traced twice) and one that needs IORING_FEAT_MIN_TIMEOUT (6.12).
 	"${EMULATE_61[@]}" cargo test --release --test transparent -- --test-threads=1 \
