@@ -112,6 +112,7 @@ static const char *const filter_name[] = {
 
 static void child(enum filter filter)
 {
+	void (*line)(const char *, ...);
 	struct io_uring ring;
 	int ret, fd;
 
@@ -139,19 +140,22 @@ static void child(enum filter filter)
 		say("!! the filter could not be installed: %s", rstr(ret, 0));
 		_exit(1);
 	}
+	/* Under the allow-list the opt-in registration may differ (a call
+	 * liburing does not make): its lines are not critical. */
+	line = filter == F_LIST ? say : crit;
 	ret = io_uring_queue_init(8, &ring, 0);
-	crit("child: io_uring_queue_init = %s", rstr(ret, 0));
+	line("child: io_uring_queue_init = %s", rstr(ret, 0));
 	if (ret < 0)
 		_exit(0);
-	crit("child: %s", nop_roundtrip(&ring, 0x1));
-	crit("child: second %s", nop_roundtrip(&ring, 0x2));
+	line("child: %s", nop_roundtrip(&ring, 0x1));
+	line("child: second %s", nop_roundtrip(&ring, 0x2));
 	if (filter != F_LIST) {
 		crit("child: io_uring_register_files (the program's own register call)");
 		crit("child: io_uring_register_files = %s",
 		     rstr(io_uring_register_files(&ring, &fd, 1), 0));
 	}
 	io_uring_queue_exit(&ring);
-	crit("child: ring exited");
+	line("child: ring exited");
 	_exit(0);
 }
 
@@ -171,7 +175,10 @@ static void run_filters(enum filter first, enum filter last)
 		if (pid == 0)
 			child(filter);
 		track_child(pid);
-		crit("parent: child %s", reap_child(pid, 10000));
+		if (filter == F_LIST)
+			say("parent: child %s", reap_child(pid, 10000));
+		else
+			crit("parent: child %s", reap_child(pid, 10000));
 	}
 }
 
