@@ -120,8 +120,15 @@ fn readme_is_a_front_door() {
     assert!(lines <= 150, "README.md has {lines} lines (at most 150)");
     // What it is, for whom and why: at most 8 lines before the first section.
     let opening = readme.split("\n## ").next().unwrap();
-    let said = opening.lines().skip(1).filter(|l| !l.trim().is_empty()).count();
-    assert!(said <= 8, "README.md's opening has {said} lines (at most 8)");
+    let said = opening
+        .lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .count();
+    assert!(
+        said <= 8,
+        "README.md's opening has {said} lines (at most 8)"
+    );
     let sections: Vec<&str> = readme
         .lines()
         .filter_map(|l| l.strip_prefix("## "))
