@@ -87,8 +87,8 @@ B32_VARIANTS = NOP_VARIANTS + ("rs_stats", "deb_reg", "up_reg", "rs_reg",
 READ_VARIANTS = ("deb", "up", "rs", "rs2")
 
 BLOCKS = [
-    Block("nop_qd1", "NOP QD1 round trip", ("nop-qd1", "{ops}"), 2_000_000, "cpu", NOP_VARIANTS,
-          chunks=200),
+    Block("nop_qd1", "NOP QD1 round trip", ("nop-qd1", "{ops}"), 2_000_000, "cpu",
+          NOP_VARIANTS + ("rs_stats",), chunks=200),
     Block("nop_b1", "NOP QD128, submit batch 1", ("nop-qd", "128", "1", "{ops}"), 2_000_000, "cpu",
           NOP_VARIANTS, chunks=200),
     Block("nop_b8", "NOP QD128, submit batch 8", ("nop-qd", "128", "8", "{ops}"), 8_000_000, "cpu",
@@ -102,20 +102,21 @@ BLOCKS = [
 ]
 
 
-def read_block(target, qd, ring, ops):
+def read_block(target, qd, ring, ops, extra=()):
     """A 4k random read block (reads.c): buffered on a /dev/shm file
     (target "file", CPU time) or O_DIRECT on the loop device ("dev", wall
-    time), QD `qd`, a plain or DEFER_TASKRUN ("defer") ring."""
+    time), QD `qd`, a plain or DEFER_TASKRUN ("defer") ring; `extra`:
+    variants beyond READ_VARIANTS."""
     buffered = target == "file"
     where = "buffered (/dev/shm)" if buffered else "O_DIRECT (loop device)"
     defer = ring == "defer"
     return Block(f"read_{'buf' if buffered else 'dio'}_qd{qd}{'_defer' if defer else ''}",
                  f"4k random reads, {where}, QD{qd}{', DEFER_TASKRUN' if defer else ''}",
                  ("{" + target + "}", str(qd), "buffered" if buffered else "direct", ring, "{ops}"),
-                 ops, "cpu" if buffered else "wall", READ_VARIANTS, 0.6, target)
+                 ops, "cpu" if buffered else "wall", READ_VARIANTS + tuple(extra), 0.6, target)
 
 
-BLOCKS += [read_block(*b) for b in (("file", 1, "plain", 300_000), ("file", 32, "plain", 600_000),
+BLOCKS += [read_block(*b) for b in (("file", 1, "plain", 300_000, ("rs_stats",)), ("file", 32, "plain", 600_000),
                                     ("file", 32, "defer", 600_000), ("dev", 1, "plain", 60_000),
                                     ("dev", 32, "plain", 300_000), ("dev", 128, "defer", 300_000))]
 
@@ -187,6 +188,10 @@ ROWS = [
         ("rs_proc", "rs", "b32: rsuring in a process of its own vs interleaved"),
         ("rs_stats", "rs", "b32: RSURING_STATS=1 vs off"),
     )),
+    # The cost of statistics where a round trip is shortest (issue 38).
+    Row("nop_qd1", "rs_stats", "rs", "QD1: RSURING_STATS=1 vs off", 0, "references"),
+    Row("read_buf_qd1", "rs_stats", "rs", "reads, buffered (/dev/shm), QD1: RSURING_STATS=1 vs off",
+        0, "references"),
     # Other cases.
     *against_both("reap_one", "reap peek_cqe + cqe_seen"),
     *against_both("reap_batch", "reap peek_batch_cqe"),
