@@ -471,6 +471,14 @@ impl LiveRing {
         self.cq_tail().wrapping_sub(self.cq_head())
     }
 
+    /// The kernel's count of CQEs it could not post for lack of room
+    /// (`koverflow`).
+    #[inline(always)]
+    pub fn cq_overflow(&self) -> u32 {
+        // SAFETY: koverflow is a word of the live CQ ring mapping (invariant).
+        unsafe { load(self.0.cq.koverflow, Ordering::Relaxed) }
+    }
+
     /// Marks `nr` CQEs as consumed (release, so the kernel sees us done
     /// reading them before it reuses the slots).
     #[inline(always)]

@@ -506,9 +506,29 @@ fn init_once(req: &mut SetupRequest<'_>) -> c_int {
 /// `p` must be what io_uring_setup returned for `fd`.
 pub unsafe fn map_existing_ring(fd: c_int, p: &io_uring_params, ring: &mut io_uring) -> c_int {
     *ring = io_uring::zeroed();
-    // Whatever fd the caller names, its mmap() answers first, as with
-    // liburing: no probing system call of our own (a pipe gives -EACCES, a
-    // closed fd -EBADF, an ordinary file maps as the caller asked).
+    // Mapping some other kind of file at the ring offsets can "work" and
+    // fault on first use (a memfd: SIGBUS); an empty io_uring_enter tells
+    // an io_uring fd (anything else answers -EOPNOTSUPP, a closed fd
+    // -EBADF). For a file that is not a ring, the error is the one mmap()
+    // gives, as with liburing (a pipe: -EACCES), and -EOPNOTSUPP only where
+    // mmap() would have succeeded.
+    // SAFETY: no argument is passed.
+    let probe = unsafe { sys::io_uring_enter2(fd as u32, 0, 0, 0, ptr::null(), 0) };
+    if probe == -libc::EBADF {
+        return probe;
+    }
+    if probe == -libc::EOPNOTSUPP {
+        let len = (p.sq_off.array as usize + p.sq_entries as usize * 4).max(1);
+        // SAFETY: a new shared mapping of the fd, unmapped at once unused.
+        return match unsafe { sys::mmap(len, libc::MAP_SHARED, fd, IORING_OFF_SQ_RING) } {
+            Err(e) => e,
+            Ok(m) => {
+                // SAFETY: `m` is the mapping just made, of `len` bytes.
+                unsafe { sys::munmap(m, len) };
+                probe
+            }
+        };
+    }
     // SAFETY: forwarded contract.
     let ret = unsafe { map_rings(fd, p, &mut ring.sq, &mut ring.cq) };
     if ret == 0 {

@@ -385,10 +385,7 @@ pub fn observe_cq(ring: &LiveRing) {
     }
     if let Some(slot) = slot_of(ring) {
         slot.observe_head(ring.cq_head());
-        // SAFETY: koverflow is a word of the live CQ ring mapping
-        // (LiveRing's invariant), which the kernel updates atomically.
-        let overflow = unsafe { core::sync::atomic::AtomicU32::from_ptr(ring.cq.koverflow) };
-        slot.note_overflow(overflow.load(Relaxed));
+        slot.note_overflow(ring.cq_overflow());
     }
 }
 

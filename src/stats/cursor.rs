@@ -27,17 +27,15 @@
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-use super::slot::{RingExt, CAPACITY};
-
 /// Cursors in one table: as many as a process can have rings with
-/// statistics at once.
-pub const ENTRIES: usize = CAPACITY;
+/// statistics at once (the slots of `super::slot` are counted by this).
+pub const ENTRIES: usize = 1024;
 
 /// The cursor of each statistics slot of this process (by slot index);
 /// null: the slot counts through its own `cq_seen` (no table could be
 /// mapped). Written under the registry lock, read by the counting paths.
-static CURSOR_OF: [AtomicPtr<AtomicU64>; CAPACITY] =
-    [const { AtomicPtr::new(ptr::null_mut()) }; CAPACITY];
+static CURSOR_OF: [AtomicPtr<AtomicU64>; ENTRIES] =
+    [const { AtomicPtr::new(ptr::null_mut()) }; ENTRIES];
 
 /// The address of the process's first slot (`Region::slots`), 0 before
 /// the region is mapped: the slot index of a slot pointer.
@@ -48,13 +46,13 @@ pub fn set_slots_at(addr: usize) {
     SLOTS_AT.store(addr, Relaxed);
 }
 
-/// The cursor `slot` counts through: its entry of [`CURSOR_OF`], or the
-/// slot's own word for a slot outside the region (unit tests) or without
-/// a table.
+/// The cursor `slot` (one of the region's slots, of type `S`) counts
+/// through: its entry of [`CURSOR_OF`], or `own`, the slot's own word, for
+/// a slot outside the region (unit tests) or without a table.
 #[inline(always)]
-pub fn of(slot: &RingExt) -> &AtomicU64 {
-    let at = (slot as *const RingExt as usize).wrapping_sub(SLOTS_AT.load(Relaxed));
-    let index = at / core::mem::size_of::<RingExt>();
+pub fn of<'a, S>(slot: &'a S, own: &'a AtomicU64) -> &'a AtomicU64 {
+    let at = (slot as *const S as usize).wrapping_sub(SLOTS_AT.load(Relaxed));
+    let index = at / core::mem::size_of::<S>().max(1);
     if let Some(p) = CURSOR_OF.get(index) {
         // SAFETY: a non-null entry points into a cursor table, which is
         // mapped for the life of the process (tables are never unmapped).
@@ -62,7 +60,7 @@ pub fn of(slot: &RingExt) -> &AtomicU64 {
             return c;
         }
     }
-    &slot.reap.cq_seen
+    own
 }
 
 /// What became of a cursor of the current table.
@@ -180,26 +178,26 @@ mod tests {
     #[test]
     fn cursors_handed_out_before_a_fork_are_never_reused() {
         let mut t = Tables::new();
-        t.assign(CAPACITY - 1, 5);
-        let first = CURSOR_OF[CAPACITY - 1].load(Relaxed);
+        t.assign(ENTRIES - 1, 5);
+        let first = CURSOR_OF[ENTRIES - 1].load(Relaxed);
         assert!(!first.is_null());
         // SAFETY: a cursor of a live table.
         assert_eq!(unsafe { (*first).load(Relaxed) }, 5);
-        t.release(CAPACITY - 1);
-        t.assign(CAPACITY - 1, 6);
-        assert_eq!(CURSOR_OF[CAPACITY - 1].load(Relaxed), first, "reused");
+        t.release(ENTRIES - 1);
+        t.assign(ENTRIES - 1, 6);
+        assert_eq!(CURSOR_OF[ENTRIES - 1].load(Relaxed), first, "reused");
         t.after_fork_in_parent();
-        t.release(CAPACITY - 1);
-        t.assign(CAPACITY - 1, 7);
-        let second = CURSOR_OF[CAPACITY - 1].load(Relaxed);
+        t.release(ENTRIES - 1);
+        t.assign(ENTRIES - 1, 7);
+        let second = CURSOR_OF[ENTRIES - 1].load(Relaxed);
         assert_ne!(second, first, "a child may still use the first");
         // SAFETY: as above; the retired cursor keeps its value.
         assert_eq!(unsafe { (*first).load(Relaxed) }, 6);
         t.after_fork_in_child();
-        t.release(CAPACITY - 1);
-        t.assign(CAPACITY - 1, 8);
-        let third = CURSOR_OF[CAPACITY - 1].load(Relaxed);
+        t.release(ENTRIES - 1);
+        t.assign(ENTRIES - 1, 8);
+        let third = CURSOR_OF[ENTRIES - 1].load(Relaxed);
         assert!(third != first && third != second, "the child's own table");
-        t.release(CAPACITY - 1);
+        t.release(ENTRIES - 1);
     }
 }

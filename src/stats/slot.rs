@@ -13,7 +13,7 @@ pub const MAGIC: [u8; 8] = *b"RSURSTAT";
 /// Layout version: bumped whenever [`Header`] or [`RingExt`] change.
 pub const VERSION: u32 = 3;
 /// Rings a process can have statistics for at the same time.
-pub const CAPACITY: usize = 1024;
+pub const CAPACITY: usize = super::cursor::ENTRIES;
 
 /// How a ring's submissions reach the kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -331,6 +331,12 @@ impl Counters {
 }
 
 impl RingExt {
+    /// The CQ head cursor this slot counts through (`super::cursor`).
+    #[inline(always)]
+    fn cursor(&self) -> &AtomicU64 {
+        super::cursor::of(self, &self.reap.cq_seen)
+    }
+
     pub fn info(&self) -> RingInfo {
         let id = &self.id;
         RingInfo {
@@ -374,7 +380,7 @@ impl RingExt {
     /// add up to the head's advance exactly.
     #[inline(always)]
     pub fn observe_head(&self, head: u32) {
-        let cursor = super::cursor::of(self);
+        let cursor = self.cursor();
         let mut seen = cursor.load(Relaxed);
         loop {
             let moved = head.wrapping_sub(seen as u32);
@@ -455,7 +461,7 @@ impl RingExt {
     pub fn reset(&self, head: u32) {
         self.reset_counters();
         self.reap.cq_seen.store(head as u64, Relaxed);
-        super::cursor::of(self).store(head as u64, Relaxed);
+        self.cursor().store(head as u64, Relaxed);
     }
 
     /// Zeroes this process's counters (a forked child's inherited ring),
@@ -489,15 +495,14 @@ impl RingExt {
         {
             c.store(0, Relaxed);
         }
-        r.cq_seen
-            .store(super::cursor::of(self).load(Relaxed), Relaxed);
+        r.cq_seen.store(self.cursor().load(Relaxed), Relaxed);
     }
 
     /// The ring's CQ moved (resized rings) and its head is now `head`:
     /// the CQEs counted so far stay counted.
     pub fn rebase_head(&self, head: u32) {
         self.reap.cq_seen.store(head as u64, Relaxed);
-        super::cursor::of(self).store(head as u64, Relaxed);
+        self.cursor().store(head as u64, Relaxed);
     }
 }
 
