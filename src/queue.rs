@@ -16,7 +16,7 @@ use core::mem::MaybeUninit;
 use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
-use crate::ring::{int_flags, io_uring, rs_flags, LiveRing};
+use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget, LiveRing};
 use crate::sys;
 use crate::uapi::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe, IORING_CQE_F_32,
@@ -248,6 +248,26 @@ impl LiveRing {
     ) -> c_int {
         let target = ring_fd::auto_enter_target_slow(self);
         // SAFETY: forwarded contract.
+        unsafe { self.enter_through(target, submit, wait_nr, flags, arg, sz) }
+    }
+
+    /// One enter through `target` (a registered slot or the fd); an enter
+    /// through a slot that the kernel refuses for this task is made again
+    /// through the fd ([`Self::enter_again_through_fd`]).
+    ///
+    /// # Safety
+    /// As for [`Self::enter`].
+    #[inline(always)]
+    unsafe fn enter_through(
+        &mut self,
+        target: EnterTarget,
+        submit: u32,
+        wait_nr: u32,
+        flags: u32,
+        arg: *const c_void,
+        sz: usize,
+    ) -> c_int {
+        // SAFETY: forwarded contract.
         let ret = unsafe {
             sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
         };
@@ -293,13 +313,7 @@ impl LiveRing {
             return ret;
         }
         // SAFETY: forwarded contract.
-        let mut ret = unsafe {
-            sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
-        };
-        if ret < 0 && target.fd != self.ring_fd as u32 {
-            // SAFETY: forwarded contract.
-            ret = unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
-        }
+        let ret = unsafe { self.enter_through(target, submit, wait_nr, flags, arg, sz) };
         stats::count_enter(self, flags | target.flags, ret, started);
         ret
     }

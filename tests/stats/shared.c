@@ -8,8 +8,9 @@
  *  1. reaps HISTORY NOPs on ring 0 itself (its reaps before the fork are
  *     the parent's, not the first batch of the child that looks next);
  *  2. forks one worker per ring; all run at once, each submitting and
- *     reaping ROUNDS x BATCH NOPs on its own ring; worker 0 then submits
- *     BATCH more on ring 0 and exits without reaping them;
+ *     reaping ROUNDS x BATCH NOPs on its own ring; each then counts its
+ *     last reaps (an empty submit) and waits for the others; worker 0
+ *     then submits BATCH more on ring 0 and exits without reaping them;
  *  3. a reaper, forked before the workers started, waits until they have
  *     exited, then reaps worker 0's leftover CQEs on ring 0 (a ring it
  *     never submitted on, and that moved by thousands since its fork);
@@ -33,6 +34,7 @@
 
 struct shared {
 	int go;
+	int done; /* workers that have counted their last reaps */
 	struct io_uring rings[RINGS];
 	char mem[RINGS][MEM_PER_RING] __attribute__((aligned(4096)));
 };
@@ -83,6 +85,13 @@ static pid_t start(void (*body)(struct shared *, int), struct shared *sh, int i)
 static void worker(struct shared *sh, int i)
 {
 	rounds(&sh->rings[i], ROUNDS);
+	/* A reap is counted at the next call into the library on the ring
+	 * (docs/statistics.md): an empty submit counts the last ones, before
+	 * any worker's exit looks at the others' rings. */
+	CHECK_EQ(io_uring_submit(&sh->rings[i]), 0);
+	__atomic_add_fetch(&sh->done, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&sh->done, __ATOMIC_ACQUIRE) < RINGS)
+		usleep(1000);
 	if (i == 0)
 		submit_batch(&sh->rings[0]);
 }
