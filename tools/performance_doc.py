@@ -177,6 +177,10 @@ def summary(hot, sq, fio, transparent):
                      "a plain ring", cell, verdict(cell), HOTPATH))
     hot_row("statistics on (`RSURING_STATS=1`), batch 32",
             "b32: RSURING_STATS=1 vs off", "statistics off")
+    hot_row("statistics on (`RSURING_STATS=1`), 4 KiB buffered reads QD1",
+            "reads, buffered (/dev/shm), QD1: RSURING_STATS=1 vs off", "statistics off")
+    hot_row("statistics on (`RSURING_STATS=1`), NOP QD1 round trip",
+            "QD1: RSURING_STATS=1 vs off", "statistics off")
 
     k4 = {"K": "4"}
     shared = row_where(sq, SQPOLL, k4, "shared IOPS")
