@@ -5,7 +5,7 @@
 //! registered-ring table; `close`/`dup`/`dup2` on the ring fd; seccomp
 //! filters that refuse, trap or kill `io_uring_register`; the fields of
 //! `struct io_uring` another copy of liburing reads; fds that are not
-//! rings; `RLIMIT_NOFILE` at its floor; 200 threads churning rings.
+//! rings; `RLIMIT_NOFILE` at its floor; 1,000 threads churning rings.
 //!
 //! One program (`tests/hostile/*.c`), built once against Debian's liburing
 //! 2.3 header and linked with Debian's `-luring`, runs each section in a

@@ -302,7 +302,7 @@ void sec_sqpoll_exit(void)
 
 /* ---- churn ------------------------------------------------------------- */
 
-#define CHURN_THREADS 200
+#define CHURN_THREADS 1000
 #define CHURN_ROUNDS 5
 
 static pthread_mutex_t churn_lock = PTHREAD_MUTEX_INITIALIZER;
