@@ -1010,7 +1010,7 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
     as_nobody(&format!("truncate -s {PAGE_LEN} {file}"));
     pause();
     as_nobody(&format!(
-        "dd if={overflowing} of={file} conv=notrunc status=none"
+        "dd if={overflowing} of={file} bs=1M conv=notrunc status=none"
     ));
     pause();
     let once = stat_within(&["--once", &pid], 20);
@@ -1021,7 +1021,7 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
         once.describe()
     );
     as_nobody(&format!(
-        "dd if={hostile} of={file} conv=notrunc status=none"
+        "dd if={hostile} of={file} bs=1M conv=notrunc status=none"
     ));
     pause();
     let once = stat_within(&["--once", &pid], 20);
@@ -1038,25 +1038,33 @@ fn a_live_view_survives_its_page_truncated_and_rewritten() {
     );
     // Back to what the process wrote: the view calms down.
     as_nobody(&format!(
-        "dd if={original} of={file} conv=notrunc status=none"
+        "dd if={original} of={file} bs=1M conv=notrunc status=none"
     ));
     let watch = watcher.join().unwrap();
     let ctx = watch.describe();
     assert_eq!(watch.code, Some(0), "{ctx}");
     assert_eq!(watch.stdout.matches("SQE/s").count(), count, "{ctx}");
+    // One line per change of state, not per refresh. A rewrite (dd) can
+    // meet a refresh half-done (tmpfs reads do not wait for writes): the
+    // torn page is a state of its own and may add one line per rewrite, so
+    // each kind shows once or twice and the lines stay far below the 100
+    // refreshes; the same line never twice in a row.
     let lines_with = |what: &str| watch.stderr.lines().filter(|l| l.contains(what)).count();
-    assert_eq!(
-        lines_with("0 bytes long"),
-        1,
-        "one line for the truncation: {ctx}"
+    for what in [
+        "0 bytes long",
+        "does not know",
+        "found no statistics slot",
+        "counts more than 2^64",
+    ] {
+        let n = lines_with(what);
+        assert!((1..=2).contains(&n), "{n} lines with {what:?}: {ctx}");
+    }
+    let lines: Vec<&str> = watch.stderr.lines().collect();
+    assert!(lines.len() <= 2 * 5, "{} stderr lines: {ctx}", lines.len());
+    assert!(
+        lines.windows(2).all(|w| w[0] != w[1]),
+        "a line repeated with no change: {ctx}"
     );
-    assert_eq!(
-        lines_with("does not know"),
-        1,
-        "one line for the zeros: {ctx}"
-    );
-    assert_eq!(lines_with("found no statistics slot"), 1, "{ctx}");
-    assert_eq!(lines_with("counts more than 2^64"), 1, "{ctx}");
     // The page is the process's own: it exits normally, reports its four
     // rings and removes it.
     let stderr = live.finish();
