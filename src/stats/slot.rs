@@ -389,22 +389,29 @@ impl RingExt {
             }
             let now = seen + moved as u64;
             match cursor.compare_exchange_weak(seen, now, Relaxed, Relaxed) {
-                Ok(_) => return self.count_reaped(moved, now),
+                Ok(_) => {
+                    // Where the cursor is the slot's own word (no cursor
+                    // table), the exchange has published `now` already; a
+                    // second, plain store could rewind it past a later
+                    // observer's exchange and count that movement twice.
+                    if !core::ptr::eq(cursor, &self.reap.cq_seen) {
+                        self.reap.cq_seen.store(now, Relaxed);
+                    }
+                    return self.count_reaped(moved);
+                }
                 Err(v) => seen = v,
             }
         }
     }
 
-    /// Counts `moved` CQEs consumed since the last look (the head is now
-    /// `now`). One reap takes at most what the CQ holds, so a movement
+    /// Counts `moved` CQEs consumed since the last look. One reap takes at most what the CQ holds, so a movement
     /// larger than the CQ (the application reaped several times in inline
     /// code between two library calls) counts as that many full batches
     /// and the rest: `reap_max` never exceeds `cq_entries`, and
     /// `reap_batches` is then a lower bound.
     #[inline(always)]
-    fn count_reaped(&self, moved: u32, now: u64) {
+    fn count_reaped(&self, moved: u32) {
         let r = &self.reap;
-        r.cq_seen.store(now, Relaxed);
         r.cqes.fetch_add(moved as u64, Relaxed);
         let cq = self.id.cq_entries.load(Relaxed).max(1);
         let (batches, largest) = if moved <= cq {
