@@ -404,8 +404,9 @@ impl RingExt {
         }
     }
 
-    /// Counts `moved` CQEs consumed since the last look. One reap takes at most what the CQ holds, so a movement
-    /// larger than the CQ (the application reaped several times in inline
+    /// Counts `moved` CQEs consumed since the last look. One reap takes at
+    /// most what the CQ holds, so a movement larger than the CQ (the
+    /// application reaped several times in inline
     /// code between two library calls) counts as that many full batches
     /// and the rest: `reap_max` never exceeds `cq_entries`, and
     /// `reap_batches` is then a lower bound.
