@@ -1,7 +1,7 @@
 //! libFuzzer target for the statistics page parser of `rsuring-stat`
 //! (`rsuring::live_view::live::parse_page`): the bytes another user may
 //! have written into `/dev/shm/rs-ringstats.PID`. Built and run by
-//! `fuzz/run.sh --target page`.
+//! `scripts/fuzz.sh --target page`.
 //!
 //! Input: a page's first bytes (the header, then slots). The parser gets
 //! them as the reader's three copies, whole and cut short, and what it

@@ -500,7 +500,7 @@ fn fuzz_seeded() {
     let r = launch(
         "bash",
         &[
-            "fuzz/run.sh",
+            "scripts/fuzz.sh",
             "-seed=1",
             "-runs=4000",
             "-max_total_time=45",

@@ -1250,7 +1250,7 @@ fn the_page_parser_survives_fuzzing() {
     let r = launch(
         "bash",
         &[
-            "fuzz/run.sh",
+            "scripts/fuzz.sh",
             "--target",
             "page",
             "-seed=1",

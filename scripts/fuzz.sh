@@ -3,12 +3,13 @@
 # (the C ABI, the default) or fuzz/page.rs (--target page: the statistics
 # page parser of rsuring-stat, which reads files other users can write).
 #
-#   fuzz/run.sh [--target ring_ops|page] [--build-only] [LIBFUZZER_ARGS...]
+#   scripts/fuzz.sh [--target ring_ops|page] [--build-only] [LIBFUZZER_ARGS...]
+#   scripts/fuzz.sh --minimize     # fold target/fuzz/corpus into fuzz/corpus
 #
 # Examples:
-#   fuzz/run.sh -max_total_time=600                  # by hand: 10 minutes
-#   fuzz/run.sh -seed=1 -runs=3000 -max_total_time=45  # what the tests run
-#   fuzz/run.sh --target page -seed=1 -max_total_time=20  # tests/stats.rs
+#   scripts/fuzz.sh -max_total_time=600                  # by hand: 10 minutes
+#   scripts/fuzz.sh -seed=1 -runs=3000 -max_total_time=45  # what the tests run
+#   scripts/fuzz.sh --target page -seed=1 -max_total_time=20  # tests/stats.rs
 #
 # What it does:
 #  1. builds librsuring.so with SanitizerCoverage instrumentation (stable
@@ -19,6 +20,11 @@
 #     to that library (RPATH to a liburing.so.2 symlink, checked with ldd);
 #  3. runs it on a scratch corpus (target/fuzz/corpus, new inputs land there)
 #     seeded from fuzz/corpus/ (committed seeds), crashes in target/fuzz/.
+#     The committed seeds are only the inputs that add edge coverage: the
+#     rest is what a run regenerates. --minimize rewrites fuzz/corpus/ as
+#     the smallest set of the committed seeds and the scratch corpus that
+#     reaches the same edges (libFuzzer -merge=1 without counters or
+#     compare features); commit its result.
 # For --target page, step 1 adds overflow checks (target/fuzz-page-lib/),
 # step 2 compiles fuzz/page.rs as a static library against that rlib and
 # links it with libFuzzer; its corpus is target/fuzz/page-corpus, seeded
@@ -34,7 +40,12 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 
 build_only=0
+minimize=0
 target=ring_ops
+if [ "${1:-}" = "--minimize" ]; then
+    minimize=1
+    shift
+fi
 if [ "${1:-}" = "--target" ]; then
     target=${2:?--target needs ring_ops or page}
     shift 2
@@ -117,6 +128,17 @@ if [ "$(readlink -f "$resolved")" != "$(readlink -f "$lib")" ]; then
     exit 1
 fi
 [ "$build_only" = 1 ] && { echo "$out/ring_ops"; exit 0; }
+if [ "$minimize" = 1 ]; then
+    fresh=$out/corpus-min
+    rm -rf "$fresh"
+    mkdir -p "$fresh"
+    (cd "$out" && ./ring_ops -merge=1 -use_counters=0 -use_cmp=0 -max_len=1024 \
+        "$fresh" "$repo/fuzz/corpus" "$out/corpus")
+    rm -rf "$repo/fuzz/corpus"
+    mv "$fresh" "$repo/fuzz/corpus"
+    echo "fuzz: fuzz/corpus now holds $(find "$repo/fuzz/corpus" -type f | wc -l) seeds"
+    exit 0
+fi
 
 # 3. Run. New inputs go to the scratch corpus, never into fuzz/corpus/
 # (RSURING_FUZZ_FRESH=1 starts it empty, as the tests do).
