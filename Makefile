@@ -6,7 +6,7 @@
 #                             cargo or the fio build as root): "run make first"
 #                             when the build is missing or older than its sources
 #   make uninstall            remove exactly what `make install` installs
-#   make deb                  Debian package in target/deb/ (packaging/deb/build.sh)
+#   make deb                  Debian package in target/deb/ (scripts/package-deb.sh)
 #   make fio-engine           the fio engine (fio_engine/build.sh): for Debian's fio
 #                             3.33 by default (its source: scripts/setup.sh
 #                             --fio-source), FIO_SRC=DIR for another fio's tree
@@ -97,13 +97,13 @@ TOP_HEADERS := $(wildcard include/*.h)
 URING_HEADERS := $(wildcard include/liburing/*.h)
 UAPI_HEADERS := $(wildcard include/liburing/io_uring/*.h)
 HEADERS := $(TOP_HEADERS) $(URING_HEADERS) $(UAPI_HEADERS)
-MAN_PAGES := $(wildcard man/man1/*.1 man/man3/*.3 man/man7/*.7 man/man8/*.8)
+MAN_PAGES := $(wildcard docs/man/man1/*.1 docs/man/man3/*.3 docs/man/man7/*.7 docs/man/man8/*.8)
 MAN_SECTIONS := 1 3 7 8
 # What the library is built from: when any of it is newer than the library,
 # cargo runs again, so `make install` never installs an old build; when
 # nothing is, `sudo make install` after `make` needs no cargo (root often
 # has none).
-LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map tools/linker.sh \
+LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map scripts/linker.sh \
                $(wildcard .cargo/config.toml) $(shell find src include -type f)
 
 .PHONY: all check-version check-built check-dpkg install uninstall deb print-version fio-engine
@@ -237,7 +237,7 @@ uninstall:
 	    liburing-ffi.so.2 liburing-ffi.so librsuring.a liburing.a liburing-ffi.a)
 	rm -f $(addprefix $(DESTDIR)$(pkgconfigdir)/,liburing.pc liburing-ffi.pc rsuring.pc)
 	rm -f $(addprefix $(DESTDIR)$(includedir)/,$(patsubst include/%,%,$(HEADERS)))
-	rm -f $(addprefix $(DESTDIR)$(mandir)/,$(patsubst man/%,%,$(MAN_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(mandir)/,$(patsubst docs/man/%,%,$(MAN_PAGES)))
 	rm -f $(DESTDIR)$(bindir)/rsuring-run $(DESTDIR)$(bindir)/rsuring-stat \
 	    $(DESTDIR)$(sbindir)/rsuring-ldconfig
 	rm -f $(DESTDIR)$(enginedir)/rsuring-engine.so $(DESTDIR)$(docdir)/examples/rsuring.conf
@@ -246,7 +246,7 @@ uninstall:
 	    $(DESTDIR)$(enginedir) $(DESTDIR)$(docdir)/examples $(DESTDIR)$(docdir) 2>/dev/null || true
 
 deb:
-	bash packaging/deb/build.sh
+	bash scripts/package-deb.sh
 
 # The fio engine for Debian's fio 3.33, or FIO_SRC=DIR's fio (build.sh says
 # where to get a source tree when there is none); run as yourself, before

@@ -13,7 +13,7 @@ fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let map = root.join("liburing.map");
     println!("cargo:rerun-if-changed={}", map.display());
-    println!("cargo:rerun-if-changed=tools/linker.sh");
+    println!("cargo:rerun-if-changed=scripts/linker.sh");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liburing.so.2");
     println!(
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",

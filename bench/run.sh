@@ -16,7 +16,7 @@
 # bench/sqpoll/results.md, fio_engine/results.md) change only with
 # --commit-results, and only after a complete run with the default amounts;
 # --commit-results then regenerates docs/performance.md from them
-# (tools/performance_doc.py; tests/docs.rs checks it is up to date).
+# (bench/performance_doc.py; tests/docs.rs checks it is up to date).
 #
 # usage: bench/run.sh [--commit-results] [--quick] [--only "SUITES"]
 #                     [--upstream DIR] [--rounds N]
@@ -110,7 +110,7 @@ if ((COMMIT)); then
 	cp "$OUT/hotpath/ratios.svg" "$ROOT/bench/hotpath/ratios.svg"
 	cp "$OUT/sqpoll/results.md" "$ROOT/bench/sqpoll/results.md"
 	cp "$OUT/fio/results.md" "$ROOT/fio_engine/results.md"
-	python3 "$ROOT/tools/performance_doc.py" --write
+	python3 "$ROOT/bench/performance_doc.py" --write
 	log "copied the results into bench/hotpath/, bench/sqpoll/ and fio_engine/ and regenerated docs/performance.md (review, then commit)"
 fi
 exit "$status"

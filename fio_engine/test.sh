@@ -407,7 +407,7 @@ prio_case() {
 		cp "$TRACE_INST/trace" "$WORK/prio-trace.txt"
 		rmdir "$TRACE_INST"; TRACE_INST=
 		cat "$WORK/prio-out.txt" >>"$WORK/log.txt"
-		if [ "$rc" = 0 ] && python3 "$HERE/tests/ioprio_check.py" \
+		if [ "$rc" = 0 ] && python3 "$HERE/ioprio_check.py" \
 			"$WORK/prio-trace.txt" --min 2500 "${exp[@]}" >>"$WORK/log.txt" 2>&1; then
 			ok "$name [${eng##*/}]"
 			sed -n 's/^  \([RW] .*\)/      \1/p' "$WORK/log.txt"

@@ -16,7 +16,7 @@
  *                      loaded with acquire, which completions the library
  *                      consumes itself) lives in one helper here, and is
  *                      the rule src/ring.rs and src/queue.rs follow
- *   prep helpers       generated from tools/prep/prep.table, the one place
+ *   prep helpers       generated from include/prep/prep.table, the one place
  *                      that says which SQE fields an operation sets
  *
  * Memory ordering against the kernel goes through liburing/barrier.h.
@@ -665,7 +665,7 @@ __io_uring_prep_poll_mask(unsigned poll_mask) LIBURING_NOEXCEPT
 
 /* ---- BEGIN generated SQE preparation helpers ---- */
 /*
- * Generated from tools/prep/prep.table by tests/prep_table.rs; edit the
+ * Generated from include/prep/prep.table by tests/prep_table.rs; edit the
  * table, then run RSURING_BLESS=1 cargo test --test prep_table.
  */
 

@@ -7,6 +7,6 @@ cargo build --release
 out=target/demo
 mkdir -p "$out"
 ln -sf ../release/librsuring.so "$out/liburing.so.2"
-cc -O2 -Wall -Wextra -Werror -Iinclude -o "$out/demo" examples/demo.c \
+cc -O2 -Wall -Wextra -Werror -Iinclude -o "$out/demo" docs/examples/demo.c \
     target/release/librsuring.so -Wl,-rpath,"$(pwd)/$out"
 "$out/demo" "$@"

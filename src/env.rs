@@ -379,7 +379,7 @@ mod tests {
     /// rsuring(7) gives each variable a subsection saying its default.
     #[test]
     fn man_page_gives_every_default() {
-        let page = read("man/man7/rsuring.7").replace("\\-", "-");
+        let page = read("docs/man/man7/rsuring.7").replace("\\-", "-");
         for v in VARIABLES {
             let start = page
                 .find(&format!("\n.SS {}\n", v.name))

@@ -1184,7 +1184,7 @@ mod tests {
         "<!-- refusals: end -->",
     );
     const MAN: (&str, &str, &str) = (
-        "man/man7/rsuring.7",
+        "docs/man/man7/rsuring.7",
         ".\\\" refusals: generated from src/transparent.rs CONDITIONS; checked by its tests",
         ".\\\" refusals: end",
     );
@@ -1224,7 +1224,7 @@ mod tests {
         let have = generated_block(MAN.0, MAN.1, MAN.2);
         assert!(
             have == want,
-            "man/man7/rsuring.7 disagrees with src/transparent.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
+            "docs/man/man7/rsuring.7 disagrees with src/transparent.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
         );
     }
 

@@ -1,18 +1,18 @@
 //! The documents against their one sources: every list a document gives is
 //! checked against the place it comes from, and fails on a mismatch.
 //!
-//! - `docs/performance.md` is exactly what `tools/performance_doc.py`
+//! - `docs/performance.md` is exactly what `bench/performance_doc.py`
 //!   writes from the committed results files;
 //! - every figure of the README's headline results (at most 6 rows) is in
 //!   `docs/performance.md`;
 //! - the README is a front door: at most 150 lines, an opening of at most 8,
 //!   its sections in order, the package count of `scripts/setup.sh`;
-//! - `CHANGELOG.md` lists every symbol version node of `liburing.map` with
+//! - `docs/CHANGELOG.md` lists every symbol version node of `liburing.map` with
 //!   exactly its symbols, and `docs/compatibility.md` and rsuring(7) name
 //!   every `RSURING_*` node;
 //! - every "N bad-input cases" in the documents is the row count of
 //!   `docs/bad-input.md`'s table;
-//! - every program in `tools/` is referenced outside itself.
+//! - every program in `scripts/` is referenced outside itself.
 //!
 //! (The variables' table and defaults are checked by `src/env.rs`'s unit
 //! tests, the manual pages by `scripts/check/man.sh`.)
@@ -34,20 +34,20 @@ fn performance_doc_is_generated_from_the_results() {
         return;
     }
     let out = Command::new("python3")
-        .arg(common::repo().join("tools/performance_doc.py"))
+        .arg(common::repo().join("bench/performance_doc.py"))
         .output()
         .expect("python3 runs");
     assert!(
         out.status.success(),
-        "tools/performance_doc.py failed: {}",
+        "bench/performance_doc.py failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let want = String::from_utf8(out.stdout).expect("UTF-8");
     let have = read("docs/performance.md");
     assert!(
         have == want,
-        "docs/performance.md is not tools/performance_doc.py's output: run \
-         `python3 tools/performance_doc.py --write` (bench/run.sh --commit-results does)"
+        "docs/performance.md is not bench/performance_doc.py's output: run \
+         `python3 bench/performance_doc.py --write` (bench/run.sh --commit-results does)"
     );
 }
 
@@ -247,7 +247,7 @@ fn changelog_nodes(text: &str) -> BTreeMap<String, Vec<String>> {
 #[test]
 fn changelog_lists_every_symbol_node() {
     let nodes = symbol_nodes();
-    let changelog = changelog_nodes(&read("CHANGELOG.md"));
+    let changelog = changelog_nodes(&read("docs/CHANGELOG.md"));
     let names: Vec<&String> = nodes.iter().map(|(n, _)| n).collect();
     let listed: Vec<&String> = changelog.keys().collect();
     let mut sorted = names.clone();
@@ -268,7 +268,7 @@ fn changelog_lists_every_symbol_node() {
 #[test]
 fn documents_name_every_rsuring_node() {
     let compatibility = read("docs/compatibility.md");
-    let man = read("man/man7/rsuring.7");
+    let man = read("docs/man/man7/rsuring.7");
     for (node, _) in symbol_nodes() {
         if !node.starts_with("RSURING_") {
             continue;
@@ -289,10 +289,13 @@ fn bad_input_counts_are_the_tables() {
     let table = read("docs/bad-input.md");
     let rows = table.lines().filter(|l| l.starts_with("| `")).count();
     assert!(rows > 100, "docs/bad-input.md: {rows} rows");
-    let mut documents: Vec<String> = vec!["README.md".into(), "CHANGELOG.md".into()];
-    for dir in ["docs", "man/man3", "man/man7"] {
+    let mut documents: Vec<String> = vec!["README.md".into(), "docs/CHANGELOG.md".into()];
+    for dir in ["docs", "docs/man/man3", "docs/man/man7"] {
         for entry in std::fs::read_dir(common::repo().join(dir)).unwrap() {
             let path = entry.unwrap().path();
+            if !path.is_file() {
+                continue;
+            }
             documents.push(format!(
                 "{dir}/{}",
                 path.file_name().unwrap().to_str().unwrap()
@@ -325,35 +328,35 @@ fn bad_input_counts_are_the_tables() {
 }
 
 #[test]
-fn every_tool_is_referenced() {
+fn every_script_is_referenced() {
     let root = common::repo();
-    let mut corpus = String::new();
-    for rel in ["README.md", "Makefile", "bench/run.sh", "scripts/test.sh"] {
-        corpus += &read(rel);
-    }
-    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
-        corpus += &std::fs::read_to_string(entry.unwrap().path()).unwrap();
-    }
-    corpus += &read(".cargo/config.toml");
-    for entry in std::fs::read_dir(root.join("tools")).unwrap() {
-        let path = entry.unwrap().path();
-        if !path.is_file() {
-            continue;
+    let texts = |dir: &str| -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if let (true, Ok(text)) = (path.is_file(), std::fs::read_to_string(&path)) {
+                let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+                out.push((format!("{dir}/{name}"), text));
+            }
         }
-        let name = format!("tools/{}", path.file_name().unwrap().to_str().unwrap());
+        out
+    };
+    let mut corpus: Vec<(String, String)> = ["README.md", "Makefile", ".cargo/config.toml"]
+        .iter()
+        .map(|rel| (rel.to_string(), read(rel)))
+        .collect();
+    for dir in ["docs", "tests", "bench", "scripts", "fio_engine", ".ci"] {
+        corpus.extend(texts(dir));
+    }
+    for (name, _) in texts("scripts") {
+        let file = name.trim_start_matches("scripts/");
         assert!(
-            corpus.contains(&name) || referenced_by_tests(&root, &name),
+            corpus
+                .iter()
+                .any(|(other, text)| *other != name && (text.contains(&name) || text.contains(file))),
             "{name} is referenced nowhere (README, docs/, Makefile, scripts, tests)"
         );
     }
-}
-
-fn referenced_by_tests(root: &Path, name: &str) -> bool {
-    std::fs::read_dir(root.join("tests")).unwrap().any(|e| {
-        let p = e.unwrap().path();
-        p.extension().is_some_and(|x| x == "rs")
-            && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(name))
-    })
 }
 
 /// The README says fio's own `ioengine=io_uring` issues the system calls

@@ -1,5 +1,5 @@
 //! The SQE preparation helpers of include/liburing.h and the table they are
-//! generated from (tools/prep/prep.table):
+//! generated from (include/prep/prep.table):
 //!
 //! - the generated section of the header is what the table gives
 //!   (`RSURING_BLESS=1 cargo test --test prep_table` rewrites it);
@@ -22,11 +22,11 @@
 
 mod common;
 
-#[path = "../tools/prep/dump.rs"]
+#[path = "../include/prep/dump.rs"]
 mod dump;
-#[path = "../tools/prep/gen.rs"]
+#[path = "../include/prep/gen.rs"]
 mod gen;
-#[path = "../tools/prep/table.rs"]
+#[path = "../include/prep/table.rs"]
 mod table;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,7 +37,7 @@ use std::process::Command;
 use table::{Helper, Table};
 
 fn table() -> Table {
-    let path = common::repo().join("tools/prep/prep.table");
+    let path = common::repo().join("include/prep/prep.table");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     table::parse(&text).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -240,7 +240,7 @@ fn generated_section_is_current() {
         return;
     }
     panic!(
-        "the prep helpers in include/liburing.h are not what tools/prep/prep.table gives: \
+        "the prep helpers in include/liburing.h are not what include/prep/prep.table gives: \
          run `RSURING_BLESS=1 cargo test --test prep_table` and commit the header"
     );
 }
@@ -260,7 +260,7 @@ fn field_offsets_are_the_compilers() {
     assert_eq!(out.lines().count(), table::SQE_FIELDS.len());
     assert!(
         wrong.is_empty(),
-        "tools/prep/gen.rs SQE_FIELDS is wrong:\n{}",
+        "include/prep/gen.rs SQE_FIELDS is wrong:\n{}",
         wrong.join("\n")
     );
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Debian package check (docs/install.md, "Debian package"). As root:
-#   - packaging/deb/build.sh builds the .deb; every file in it is rsuring's
+#   - scripts/package-deb.sh builds the .deb; every file in it is rsuring's
 #     by name and none is a file of liburing2 / liburing-dev;
 #   - dpkg -i installs it; Debian's programs still get Debian's liburing;
 #   - qemu-img (Debian's binary, linked to liburing.so.2) converts an image
@@ -70,8 +70,8 @@ if dpkg-query -W -f='${Status}' rsuring 2>/dev/null | grep -q ' installed$'; the
 fi
 
 # ---- build ------------------------------------------------------------------
-deb=$(bash packaging/deb/build.sh "$work/out" 2>"$work/build.log") ||
-	{ cat "$work/build.log" >&2; fail "packaging/deb/build.sh"; }
+deb=$(bash scripts/package-deb.sh "$work/out" 2>"$work/build.log") ||
+	{ cat "$work/build.log" >&2; fail "scripts/package-deb.sh"; }
 version=$(make -s print-version)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=/usr/lib/$multiarch/rsuring

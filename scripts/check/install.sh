@@ -11,7 +11,7 @@
 #     liburing.a (linker trace) and runs rsuring's code (RSURING_STATS line);
 #   - tests/install/ext_check.c (every extension) links and runs, dynamic
 #     and static, with the header's version equal to rsuring.pc's;
-#   - man finds every page of man/ in the tree; the fio engine is there
+#   - man finds every page of docs/man/ in the tree; the fio engine is there
 #     when it has been built, and when it was not, make install says how;
 #   - the .pc files are relocatable: PKG_CONFIG_PATH alone, pointed at the
 #     tree, gives paths inside it;
@@ -172,13 +172,13 @@ cc $CFLAGS -static -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o 
 echo "  extensions (pkg-config rsuring): dynamic and static ok"
 
 # ---- manual pages, fio engine --------------------------------------------------
-for page in man/man*/*.[0-9]; do
+for page in docs/man/man*/*.[0-9]; do
 	name=$(basename "$page")
 	found=$(man -M "$dest/usr/share/man" -w "${name##*.}" "${name%.*}" 2>/dev/null || true)
 	same_file "$found" "$dest/usr/share/man/$(basename "$(dirname "$page")")/$name" ||
 		fail "man does not find $name in the tree ('$found')"
 done
-echo "  man finds the $(ls man/man*/*.[0-9] | wc -l) pages in the tree"
+echo "  man finds the $(ls docs/man/man*/*.[0-9] | wc -l) pages in the tree"
 if grep -q 'fio engine not installed' "$work/install.log"; then
 	if command -v fio >/dev/null 2>&1; then
 		grep -q 'make fio-engine' "$work/install.log" || fail "make install does not say how to build the fio engine: $(grep 'fio engine' "$work/install.log")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The manual pages check: every page in man/ is clean for `mandoc -T lint`
+# The manual pages check: every page in docs/man/ is clean for `mandoc -T lint`
 # (style level included) and renders with `man -l` without a warning; each
 # says "rsuring <Cargo.toml version>"; every exported rsuring_* function
 # (the RSURING_* nodes of liburing.map and include/liburing/rsuring_ext_api.h)
@@ -21,7 +21,7 @@ version=$(make -s print-version)
 warnings=$(mktemp)
 trap 'rm -f "$warnings"' EXIT
 
-pages=(man/man1/*.1 man/man3/*.3 man/man7/*.7 man/man8/*.8)
+pages=(docs/man/man1/*.1 docs/man/man3/*.3 docs/man/man7/*.7 docs/man/man8/*.8)
 for page in "${pages[@]}"; do
 	lint=$(mandoc -T lint -W style "$page" 2>&1) || true
 	[ -z "$lint" ] || fail "mandoc -T lint $page: $lint"
@@ -39,7 +39,7 @@ exported=$(awk '/^RSURING_[0-9.]* *\{/ { node = 1; next } /^\}/ { node = 0 }
 	node && /^[[:space:]]*rsuring_[a-z_0-9]*;/ { gsub(/[[:space:];]/, ""); print }' liburing.map | sort -u)
 [ -n "$exported" ] || fail "no rsuring_* symbols found in liburing.map"
 for name in $(echo $functions $exported | tr ' ' '\n' | sort -u) IORING_SETUP_SQPOLL_PERCPU; do
-	[ -f "man/man3/$name.3" ] || fail "no man/man3/$name.3"
+	[ -f "docs/man/man3/$name.3" ] || fail "no docs/man/man3/$name.3"
 done
 
 # The programs make install puts in bindir (section 1) and sbindir (8).
@@ -66,14 +66,14 @@ for page in "${pages[@]}"; do
 done
 
 variables=$(grep -ohE '"RSURING_[A-Z_]+"' src/*.rs src/*/*.rs | tr -d '"' | sort -u)
-documented=$(sed -n 's/^\.SS \(RSURING_[A-Z_]*\)$/\1/p' man/man7/rsuring.7 | sort -u)
+documented=$(sed -n 's/^\.SS \(RSURING_[A-Z_]*\)$/\1/p' docs/man/man7/rsuring.7 | sort -u)
 [ "$variables" = "$documented" ] ||
 	fail "rsuring(7) ENVIRONMENT subsections ($(echo $documented)) differ from the variables src/ reads ($(echo $variables))"
-for page in man/man1/*.1 man/man3/*.3 man/man8/*.8; do
+for page in docs/man/man1/*.1 docs/man/man3/*.3 docs/man/man8/*.8; do
 	name=$(basename "$page")
 	section=${name##*.}
 	name=${name%.*}
-	grep -q "^\.BR $(sed 's/-/\\\\-/g' <<<"$name") ($section)" man/man7/rsuring.7 ||
+	grep -q "^\.BR $(sed 's/-/\\\\-/g' <<<"$name") ($section)" docs/man/man7/rsuring.7 ||
 		fail "rsuring(7) does not refer to $name($section)"
 done
 

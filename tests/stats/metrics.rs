@@ -435,7 +435,7 @@ fn random_pages_never_make_malformed_metrics() {
 #[test]
 fn the_manual_and_the_docs_list_the_metric_table() {
     let repo = common::repo();
-    for doc in ["man/man1/rsuring-stat.1", "docs/statistics.md"] {
+    for doc in ["docs/man/man1/rsuring-stat.1", "docs/statistics.md"] {
         let text = fs::read_to_string(repo.join(doc)).expect(doc);
         let text = text
             .replace("\\_", "_")

@@ -1,7 +1,7 @@
-//! The table of SQE preparation helpers (tools/prep/prep.table, whose
+//! The table of SQE preparation helpers (include/prep/prep.table, whose
 //! header explains the format), read into helpers and their field
 //! assignments, and checked: the rules here are what makes a table entry
-//! well formed. tools/prep/gen.rs turns it into C.
+//! well formed. include/prep/gen.rs turns it into C.
 
 /// A member of `struct io_uring_sqe` (union alternatives included): where it
 /// lives, how wide it is and its C type.

@@ -1,7 +1,7 @@
 //! C programs that show what the SQE preparation helpers write: each fills
 //! a 128-byte SQE (pre-set to 0xa5) per helper and argument set and prints
 //! it as hex, either by calling the helpers of whatever <liburing.h> it is
-//! compiled against, or by applying tools/prep/prep.table's assignments at
+//! compiled against, or by applying include/prep/prep.table's assignments at
 //! their byte offsets (the table's meaning, independent of the generated C).
 //! Used by tests/prep_table.rs.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a Debian package of rsuring that installs beside Debian's liburing:
 #
-#   packaging/deb/build.sh [OUTDIR]        (or: make deb)
+#   scripts/package-deb.sh [OUTDIR]        (or: make deb)
 #
 # Everything lives in rsuring's own directories, so no file is shared with
 # liburing2 or liburing-dev:
@@ -20,7 +20,7 @@
 # Writes OUTDIR/rsuring_<version>_<arch>.deb (default target/deb) and prints
 # its path. Needs dpkg-dev (dpkg-architecture, dpkg-shlibdeps) and cargo.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$root/target/deb}
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)

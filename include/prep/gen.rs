@@ -1,9 +1,9 @@
 //! Generator of the SQE preparation helpers of include/liburing.h from the
-//! table (tools/prep/table.rs): for each helper, the stores it makes, each
+//! table (include/prep/table.rs): for each helper, the stores it makes, each
 //! value converted to its field's type, in SQE layout order.
 //!
 //! Used by tests/prep_table.rs, which compares the generated section with
-//! the committed header; tools/prep/dump.rs builds the programs that check
+//! the committed header; include/prep/dump.rs builds the programs that check
 //! what the generated helpers write.
 
 use std::fmt::Write as _;
@@ -219,7 +219,7 @@ pub fn header_section(table: &Table) -> String {
     let mut out = String::new();
     out.push_str(SECTION_BEGIN);
     out.push_str(
-        "\n/*\n * Generated from tools/prep/prep.table by tests/prep_table.rs; edit the\n \
+        "\n/*\n * Generated from include/prep/prep.table by tests/prep_table.rs; edit the\n \
          * table, then run RSURING_BLESS=1 cargo test --test prep_table.\n */\n",
     );
     let mut open_guard: Option<Vec<String>> = None;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """How much of rsuring's include/liburing.h is liburing's code, line for line.
 
-Usage: tools/header_overlap.py UPSTREAM [OURS] [THEIRS_RELPATH]
+Usage: scripts/header_overlap.py UPSTREAM [OURS] [THEIRS_RELPATH]
 
   UPSTREAM        a liburing checkout (or its header file itself)
   OURS            rsuring's header (default: include/liburing.h next to tools/)
