@@ -31,8 +31,8 @@ ROOT=$(dirname "$HERE")
 # FIO_TREE (the one fio tree, target/fio-src/fio-3.33) and
 # configure_fio_source (FIO_CONFIGURE_ARGS, once per argument set).
 COMMON_WHO=build.sh
-# shellcheck source=../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 DEFAULT_SRC=$FIO_TREE
 # The headers the engine is written against (override to try another tree).
 RSURING_INCLUDE=${RSURING_INCLUDE:-$ROOT/include}

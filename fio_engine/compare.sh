@@ -26,8 +26,8 @@ for arg in "$@"; do
 	esac
 done
 # require_root, build_fio_engine, loopdev_setup, at_exit, run_child.
-# shellcheck source=../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 require_root
 build_fio_engine || exit 1
 ENGINE_SO=$FIO_ENGINE_SO

@@ -19,8 +19,8 @@ DEPTHS=${DEPTHS:-1 4 32}
 IOS=${IOS:-16384}
 SMALL_IOS=1024
 # require_root, build_fio_engine, loopdev_setup, at_exit.
-# shellcheck source=../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 require_root
 command -v valgrind >/dev/null || { echo "profile.sh: needs valgrind" >&2; exit 1; }
 build_fio_engine || exit 1

@@ -18,8 +18,8 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(dirname "$HERE")
 # require_root, FIO_TREE, build_fio_engine.
-# shellcheck source=../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 
 require_root "loop devices, SQ poll threads"
 # The default build needs fio's Debian source: the set-up script's

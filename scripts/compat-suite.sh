@@ -19,7 +19,7 @@
 #             both is reported but not counted, one that passes in baseline
 #             must pass (a skip counts as a failure).  That is how runs under
 #             RSURING_SUITE_USER / RSURING_SUITE_CPUS (see
-#             scripts/lib/liburing-runner.sh) are compared.
+#             scripts/lib-liburing-runner.sh) are compared.
 # Without --baseline, --headers defaults to "both".  With --baseline and no
 # --headers, only the baseline runs (useful before librsuring.so exists).
 #
@@ -73,8 +73,8 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITE=compat-suite
-# shellcheck source-path=SCRIPTDIR source=lib/liburing-runner.sh
-. "$REPO/scripts/lib/liburing-runner.sh"
+# shellcheck source-path=SCRIPTDIR source=lib-liburing-runner.sh
+. "$REPO/scripts/lib-liburing-runner.sh"
 WORK=${RSURING_COMPAT_DIR:-}
 TIMEOUT=${RSURING_COMPAT_TIMEOUT:-60}
 LIB=$REPO/target/release/librsuring.so
@@ -212,7 +212,7 @@ WORK=$(cd "$WORK" && pwd)
 # ---------------------------------------------------------------------------
 # Packages and source
 
-# apt_update, has_deb_src, ensure_deb_src: scripts/lib/common.sh (through
+# apt_update, has_deb_src, ensure_deb_src: scripts/lib-common.sh (through
 # the runner library).
 
 # ensure_pkg PACKAGE [COMMAND]: install PACKAGE unless installed (or COMMAND exists).

@@ -23,8 +23,8 @@ for arg in "$@"; do
 	esac
 done
 # has_deb_src, ensure_deb_src, apt_update, fetch_fio_source (FIO_TREE).
-# shellcheck source=lib/common.sh
-. "$(dirname "$0")/lib/common.sh"
+# shellcheck source=lib-common.sh
+. "$(dirname "$0")/lib-common.sh"
 
 # liburing-dev, liburing2: the reference header and library (layout check,
 #   Debian-built binaries, compat suite, bad-input comparison)
@@ -41,7 +41,7 @@ done
 #   losetup (fio engine, liburing's suite)
 # ca-certificates xz-utils procps: downloads, archives, ps
 # python3: docs/performance.md's generator (tests/docs.rs), the fio engine's checks
-# systemd: systemd-analyze verify of the shipped drop-in (scripts/check/install.sh)
+# systemd: systemd-analyze verify of the shipped drop-in (scripts/check-install.sh)
 # prometheus (promtool), prometheus-node-exporter: rsuring-stat's metrics
 #   checked by Prometheus's parsers and served by node_exporter (tests/stats.rs)
 packages=(

@@ -17,9 +17,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The tools' RSURING_* variables: the library does not warn about them.
-. scripts/lib/tooling.sh
+. scripts/lib-tooling.sh
 # stage, stage_beside, join_stages, summary.
-. scripts/lib/stages.sh
+. scripts/lib-stages.sh
 
 if [ "${RSURING_STRICT:-}" = 1 ]; then
 	echo "RSURING_STRICT=1: every skipped test is a failure"
@@ -91,11 +91,11 @@ join_stages fio-engine || failed "$FAILED_STAGE"
 # layout check is a cargo test, tests/layout.rs). The install
 # and package checks take turns (both install the library somewhere).
 packaging_checks() {
-	bash scripts/check/install.sh
-	bash scripts/check/deb.sh
+	bash scripts/check-install.sh
+	bash scripts/check-deb.sh
 }
 stage_beside man "manual pages: mandoc -T lint, man -l, one page per extension and variable" \
-	bash scripts/check/man.sh
+	bash scripts/check-man.sh
 stage_beside packaging "make install DESTDIR=... prefix=/usr (pkg-config builds, uninstall), then the Debian package (build, dpkg -i, qemu-img through rsuring-run, dpkg -r)" \
 	packaging_checks
 

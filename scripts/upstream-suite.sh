@@ -92,8 +92,8 @@ set -uo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SUITE=upstream-suite
-# shellcheck source-path=SCRIPTDIR source=lib/liburing-runner.sh
-. "$REPO/scripts/lib/liburing-runner.sh"
+# shellcheck source-path=SCRIPTDIR source=lib-liburing-runner.sh
+. "$REPO/scripts/lib-liburing-runner.sh"
 WORK=$REPO/target/upstream-suite
 TIMEOUT=60
 LIB=$REPO/target/release/librsuring.so

@@ -15,7 +15,7 @@
 //! - every program in `scripts/` is referenced outside itself.
 //!
 //! (The variables' table and defaults are checked by `src/env.rs`'s unit
-//! tests, the manual pages by `scripts/check/man.sh`.)
+//! tests, the manual pages by `scripts/check-man.sh`.)
 
 mod common;
 

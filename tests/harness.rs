@@ -118,7 +118,7 @@ fn programs_start_with_a_clean_environment() {
         .filter(|l| !l.starts_with("RSURING_STRICT="))
         .collect();
     // Under RSURING_STRICT=1 the launch also names that variable as one the
-    // library is to stay quiet about (scripts/lib/tooling.sh).
+    // library is to stay quiet about (scripts/lib-tooling.sh).
     let expected: &[&str] = if std::env::var("RSURING_STRICT").as_deref() == Ok("1") {
         &["RSURING_QUIET_UNKNOWN=RSURING_STRICT", "RSURING_STATS=1"]
     } else {

@@ -52,8 +52,8 @@ for v in $(env | sed -n 's/^\(RSURING_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 # FIO_TREE, ensure_deb_src, fetch_fio_source, configure_fio_source,
 # loopdev_setup, at_exit.
 COMMON_WHO=hotpath
-# shellcheck source=../../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 
 log() { printf 'hotpath: %s\n' "$*" >&2; }
 fail() { log "error: $*"; exit 1; }
@@ -116,7 +116,7 @@ gcc $CFLAGS -o "$WORK/reads" "$HERE/reads.c" -luring -ldl
 gcc $CFLAGS -o "$WORK/batch" "$HERE/batch.c" -ldl
 
 # fio's t/io_uring, from Debian's fio source package: the one fio tree
-# (FIO_TREE, scripts/lib/common.sh), configured as fio_engine/build.sh does.
+# (FIO_TREE, scripts/lib-common.sh), configured as fio_engine/build.sh does.
 TIO= TIO_DESC="not built"
 build_tio() {
 	if [[ ! -x $FIO_TREE/configure ]]; then

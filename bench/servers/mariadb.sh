@@ -26,8 +26,8 @@ TABLES=${3:-4}
 ROWS=${4:-200000}
 # bench_setup (OUT, LIB), need_commands, at_exit, stop_process, cpu_ticks,
 # server_rounds.
-# shellcheck source=../../scripts/lib/common.sh
-. scripts/lib/common.sh
+# shellcheck source=../../scripts/lib-common.sh
+. scripts/lib-common.sh
 bench_setup servers
 need_commands "apt-get install mariadb-server sysbench" \
 	mariadbd mariadb-install-db mariadb sysbench setpriv taskset

@@ -26,8 +26,8 @@ SECS=${2:-5}
 N=${3:-2}
 # bench_setup (OUT, LIB), need_commands, loopdev_setup, at_exit,
 # stop_process, cpu_ticks, AS_NOBODY, server_rounds.
-# shellcheck source=../../scripts/lib/common.sh
-. scripts/lib/common.sh
+# shellcheck source=../../scripts/lib-common.sh
+. scripts/lib-common.sh
 bench_setup servers
 need_commands "apt-get install qemu-utils fio" qemu-storage-daemon qemu-img fio setpriv taskset
 loopdev_setup 512M

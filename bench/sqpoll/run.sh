@@ -38,8 +38,8 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 COMMON_WHO=run.sh
-# shellcheck source=../../scripts/lib/common.sh
-. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../../scripts/lib-common.sh
+. "$ROOT/scripts/lib-common.sh"
 BUILD=$ROOT/target/bench
 RINGS=$BUILD/rings
 LIB=$ROOT/target/release/librsuring.so
@@ -106,7 +106,7 @@ log "rings uses $resolved -> $(readlink -f "$resolved")"
 
 # ---- device ---------------------------------------------------------------
 
-# loopdev_setup, run_child (scripts/lib/common.sh).
+# loopdev_setup, run_child (scripts/lib-common.sh).
 loopdev_setup "$SIZE" || die "loop device setup failed"
 DEV=$LOOPDEV
 DEV_QD=$(cat "/sys/block/${DEV#/dev/}/queue/nr_requests" 2>/dev/null || echo '?')

@@ -24,8 +24,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 # bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, at_exit, median_range.
-# shellcheck source=../../scripts/lib/common.sh
-. scripts/lib/common.sh
+# shellcheck source=../../scripts/lib-common.sh
+. scripts/lib-common.sh
 bench_setup transparent "the cases switch to nobody"
 build_for_nobody spaced bench/transparent/spaced.c
 DATA=$(mktemp /tmp/rsuring-spaced.XXXXXX)

@@ -18,8 +18,8 @@ cd "$(dirname "$0")/../.."
 ROUNDS=${1:-5}
 OPS=${2:-20000}
 # bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, median_range.
-# shellcheck source=../../scripts/lib/common.sh
-. scripts/lib/common.sh
+# shellcheck source=../../scripts/lib-common.sh
+. scripts/lib-common.sh
 bench_setup transparent "the cases switch to nobody"
 build_for_nobody threads bench/transparent/threads.c -pthread
 CONFIGS=(plain transparent)

@@ -18,10 +18,10 @@
 # The package is purged on any failure. Runs of this check on one machine
 # take turns (flock); dpkg's own lock is waited for.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 root=$PWD
 
-. scripts/lib/skip.sh
+. scripts/lib-skip.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || skip "not root: dpkg -i needs root"
 need_tool dpkg-deb dpkg

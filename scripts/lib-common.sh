@@ -59,7 +59,7 @@
 # source fio` on bookworm). fio_engine/build.sh builds fio and the engine in
 # it; bench/hotpath builds fio's t/io_uring there too.
 
-COMMON_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+COMMON_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COMMON_WHO=${COMMON_WHO:-${0##*/}}
 
 _common_log() { printf '%s: %s\n' "$COMMON_WHO" "$*" >&2; }

@@ -30,12 +30,12 @@
 # unless FORCE=1 (checked with INSTALL=false, so nothing is ever written
 # there). KEEP=1 keeps the scratch directory for a look afterwards.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 root=$PWD
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 
-. scripts/lib/skip.sh
+. scripts/lib-skip.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 need_tool make make
 need_tool cc gcc

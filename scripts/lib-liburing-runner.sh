@@ -16,7 +16,7 @@
 
 # as_root, apt_update, ensure_deb_src, ...
 # shellcheck source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/lib-common.sh"
 
 log() { printf '%s\n' "$SUITE: $*" >&2; }
 die() { log "error: $*"; exit 2; }

@@ -6,13 +6,13 @@
 # and IORING_SETUP_SQPOLL_PERCPU has a man3 page; every program the Makefile
 # installs has a page (bindir: man1, sbindir: man8) and the Makefile installs
 # every page; each program's page documents the --help and --version its
-# source (packaging/NAME.in, src/bin/NAME.rs) accepts (scripts/check/install.sh
+# source (packaging/NAME.in, src/bin/NAME.rs) accepts (scripts/check-install.sh
 # runs the scripts'); rsuring(7) has one ENVIRONMENT subsection per RSURING_*
 # variable the library reads (src/), no other, and refers to every page.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 
-. scripts/lib/skip.sh
+. scripts/lib-skip.sh
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 failures=0
 need_tool mandoc mandoc
