@@ -48,7 +48,7 @@ for dir_section in bindir:1 sbindir:8; do
 	section=${dir_section#*:}
 	for program in $(grep -o "\$(DESTDIR)\$(${dir_section%:*})/rsuring-[a-z-]*" Makefile | sed 's|.*/||' | sort -u); do
 		programs=$((programs + 1))
-		page=man/man$section/$program.$section
+		page=docs/man/man$section/$program.$section
 		[ -f "$page" ] || { fail "$program is installed but has no $page"; continue; }
 		source=
 		for f in "packaging/$program.in" "src/bin/$program.rs"; do [ -f "$f" ] && source=$f; done
@@ -62,7 +62,7 @@ done
 [ "$programs" -gt 0 ] || fail "no installed programs found in the Makefile"
 installed=$(make -s -n install DESTDIR=/nonexistent 2>/dev/null | grep -o 'man/man[0-9]/[^ ]*' | sort -u)
 for page in "${pages[@]}"; do
-	grep -qx "$page" <<<"$installed" || fail "make install does not install $page"
+	grep -qx "${page#docs/}" <<<"$installed" || fail "make install does not install $page"
 done
 
 variables=$(grep -ohE '"RSURING_[A-Z_]+"' src/*.rs src/*/*.rs | tr -d '"' | sort -u)
