@@ -211,14 +211,41 @@ pub fn unregister_iowq_aff(ring: &io_uring) -> c_int {
     unsafe { do_register(ring, IORING_UNREGISTER_IOWQ_AFF, ptr::null(), 0) }
 }
 
-/// `io_uring_register_iowq_max_workers`: sets, and returns in place, the
-/// bounded and unbounded worker limits.
-///
-/// # Safety
-/// `values` must point to two writable unsigned ints.
-pub unsafe fn register_iowq_max_workers(ring: &io_uring, values: *mut c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_IOWQ_MAX_WORKERS, values.cast(), 2) }
+/// Operations that hand the kernel one pointer of the application's, as
+/// it is, with a fixed count: one function each, from this table.
+macro_rules! pointer_ops {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $ty:ty) => $op:ident, $nr:literal;)*) => {$(
+        $(#[$doc])*
+        ///
+        /// # Safety
+        #[doc = concat!("`", stringify!($arg), "` must be what the operation takes (module doc).")]
+        pub unsafe fn $name(ring: &io_uring, $arg: *mut $ty) -> c_int {
+            // SAFETY: forwarded contract.
+            unsafe { do_register(ring, $op, $arg.cast(), $nr) }
+        }
+    )*};
+}
+
+pointer_ops! {
+    /// `io_uring_register_iowq_max_workers`: sets, and returns in place, the
+    /// bounded and unbounded worker limits.
+    register_iowq_max_workers(values: c_uint) => IORING_REGISTER_IOWQ_MAX_WORKERS, 2;
+    /// `io_uring_register_sync_cancel`.
+    register_sync_cancel(reg: io_uring_sync_cancel_reg) => IORING_REGISTER_SYNC_CANCEL, 1;
+    /// `io_uring_register_napi`.
+    register_napi(napi: io_uring_napi) => IORING_REGISTER_NAPI, 1;
+    /// `io_uring_unregister_napi`: the previous settings land in `napi`.
+    unregister_napi(napi: io_uring_napi) => IORING_UNREGISTER_NAPI, 1;
+    /// `io_uring_register_clock`.
+    register_clock(clock: io_uring_clock_register) => IORING_REGISTER_CLOCK, 0;
+    /// `io_uring_register_region`.
+    register_region(reg: io_uring_mem_region_reg) => IORING_REGISTER_MEM_REGION, 1;
+    /// `io_uring_register_ifq`: a zero-copy receive interface queue.
+    register_ifq(reg: io_uring_zcrx_ifq_reg) => IORING_REGISTER_ZCRX_IFQ, 1;
+    /// `io_uring_register_zcrx_ctrl`.
+    register_zcrx_ctrl(ctrl: zcrx_ctrl) => IORING_REGISTER_ZCRX_CTRL, 0;
+    /// `io_uring_register_bpf_filter`: a filter on this ring's requests.
+    register_bpf_filter(bpf: io_uring_bpf) => IORING_REGISTER_BPF_FILTER, 1;
 }
 
 /// `io_uring_register_restrictions`.
@@ -240,84 +267,12 @@ pub fn enable_rings(ring: &io_uring) -> c_int {
     unsafe { do_register(ring, IORING_REGISTER_ENABLE_RINGS, ptr::null(), 0) }
 }
 
-/// `io_uring_register_sync_cancel`.
-///
-/// # Safety
-/// `reg` must be a valid sync_cancel_reg.
-pub unsafe fn register_sync_cancel(ring: &io_uring, reg: *mut io_uring_sync_cancel_reg) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_SYNC_CANCEL, reg.cast(), 1) }
-}
-
 // ---- NAPI, clocks, regions, zero-copy receive, BPF, queries -----------------
-
-/// `io_uring_register_napi`.
-///
-/// # Safety
-/// `napi` must be a valid io_uring_napi.
-pub unsafe fn register_napi(ring: &io_uring, napi: *mut io_uring_napi) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_NAPI, napi.cast(), 1) }
-}
-
-/// `io_uring_unregister_napi`: the previous settings land in `napi`.
-///
-/// # Safety
-/// `napi` must be NULL or a writable io_uring_napi.
-pub unsafe fn unregister_napi(ring: &io_uring, napi: *mut io_uring_napi) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_UNREGISTER_NAPI, napi.cast(), 1) }
-}
-
-/// `io_uring_register_clock`.
-///
-/// # Safety
-/// `clock` must be a valid io_uring_clock_register.
-pub unsafe fn register_clock(ring: &io_uring, clock: *mut io_uring_clock_register) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_CLOCK, clock.cast(), 0) }
-}
 
 /// `io_uring_register_wait_reg`: superseded by memory regions
 /// ([`register_region`]); always `-EINVAL`, as in liburing.
 pub fn register_wait_reg() -> c_int {
     -libc::EINVAL
-}
-
-/// `io_uring_register_region`.
-///
-/// # Safety
-/// `reg` must be a valid io_uring_mem_region_reg.
-pub unsafe fn register_region(ring: &io_uring, reg: *mut io_uring_mem_region_reg) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_MEM_REGION, reg.cast(), 1) }
-}
-
-/// `io_uring_register_ifq`: a zero-copy receive interface queue.
-///
-/// # Safety
-/// `reg` must be a valid io_uring_zcrx_ifq_reg.
-pub unsafe fn register_ifq(ring: &io_uring, reg: *mut io_uring_zcrx_ifq_reg) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_ZCRX_IFQ, reg.cast(), 1) }
-}
-
-/// `io_uring_register_zcrx_ctrl`.
-///
-/// # Safety
-/// `ctrl` must be a valid zcrx_ctrl.
-pub unsafe fn register_zcrx_ctrl(ring: &io_uring, ctrl: *mut zcrx_ctrl) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_ZCRX_CTRL, ctrl.cast(), 0) }
-}
-
-/// `io_uring_register_bpf_filter`: a filter on this ring's requests.
-///
-/// # Safety
-/// `bpf` must be a valid io_uring_bpf.
-pub unsafe fn register_bpf_filter(ring: &io_uring, bpf: *mut io_uring_bpf) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { do_register(ring, IORING_REGISTER_BPF_FILTER, bpf.cast(), 1) }
 }
 
 /// `io_uring_register_bpf_filter_task`: a filter for every ring of the
