@@ -351,9 +351,9 @@ fn every_script_is_referenced() {
     for (name, _) in texts("scripts") {
         let file = name.trim_start_matches("scripts/");
         assert!(
-            corpus
-                .iter()
-                .any(|(other, text)| *other != name && (text.contains(&name) || text.contains(file))),
+            corpus.iter().any(
+                |(other, text)| *other != name && (text.contains(&name) || text.contains(file))
+            ),
             "{name} is referenced nowhere (README, docs/, Makefile, scripts, tests)"
         );
     }

@@ -124,19 +124,42 @@ pub unsafe fn register_files(ring: &io_uring, files: *const c_int, nr: u32) -> c
     unsafe { register_files_retry(ring, IORING_REGISTER_FILES, files.cast(), nr, nr) }
 }
 
-/// `io_uring_register_files_tags`.
-///
-/// # Safety
-/// `files` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_files_tags(
-    ring: &io_uring,
-    files: *const c_int,
-    tags: *const u64,
-    nr: u32,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register_table(ring, IORING_REGISTER_FILES2, files, tags, nr, false) }
+/// The calls that pass a table of `nr` fds or iovecs with optional tags:
+/// registering one (`*_tags`, IORING_REGISTER_FILES2/BUFFERS2) or
+/// updating one from `off` (`*_update_tag`).
+macro_rules! tagged_table {
+    ($name:ident($data:ident: $ty:ty) registers $op:ident) => {
+        #[doc = concat!("`io_uring_", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        #[doc = concat!("`", stringify!($data), "` and `tags` must be NULL or point to `nr` entries.")]
+        pub unsafe fn $name(ring: &io_uring, $data: *const $ty, tags: *const u64, nr: u32) -> c_int {
+            // SAFETY: forwarded contract.
+            unsafe { register_table(ring, $op, $data, tags, nr, false) }
+        }
+    };
+    ($name:ident($data:ident: $ty:ty) updates $op:ident) => {
+        #[doc = concat!("`io_uring_", stringify!($name), "`.")]
+        ///
+        /// # Safety
+        #[doc = concat!("`", stringify!($data), "` and `tags` must be NULL or point to `nr` entries.")]
+        pub unsafe fn $name(
+            ring: &io_uring,
+            off: u32,
+            $data: *const $ty,
+            tags: *const u64,
+            nr: u32,
+        ) -> c_int {
+            // SAFETY: forwarded contract.
+            unsafe { update_table(ring, $op, off, $data, tags, nr) }
+        }
+    };
 }
+
+tagged_table!(register_files_tags(files: c_int) registers IORING_REGISTER_FILES2);
+tagged_table!(register_files_update_tag(files: c_int) updates IORING_REGISTER_FILES_UPDATE2);
+tagged_table!(register_buffers_tags(iovecs: libc::iovec) registers IORING_REGISTER_BUFFERS2);
+tagged_table!(register_buffers_update_tag(iovecs: libc::iovec) updates IORING_REGISTER_BUFFERS_UPDATE);
 
 /// An empty (sparse) table of `nr` slots, with IORING_REGISTER_FILES2 or
 /// BUFFERS2.
@@ -169,21 +192,6 @@ pub unsafe fn register_files_update(
     unsafe { register_struct(ring, IORING_REGISTER_FILES_UPDATE, &up, nr) }
 }
 
-/// `io_uring_register_files_update_tag`.
-///
-/// # Safety
-/// `files` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_files_update_tag(
-    ring: &io_uring,
-    off: u32,
-    files: *const c_int,
-    tags: *const u64,
-    nr: u32,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { update_table(ring, IORING_REGISTER_FILES_UPDATE2, off, files, tags, nr) }
-}
-
 /// `io_uring_unregister_files`.
 pub fn unregister_files(ring: &io_uring) -> c_int {
     // SAFETY: no argument.
@@ -206,38 +214,9 @@ pub unsafe fn register_buffers(ring: &io_uring, iovecs: *const libc::iovec, nr: 
     unsafe { do_register(ring, IORING_REGISTER_BUFFERS, iovecs.cast(), nr) }
 }
 
-/// `io_uring_register_buffers_tags`.
-///
-/// # Safety
-/// `iovecs` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_buffers_tags(
-    ring: &io_uring,
-    iovecs: *const libc::iovec,
-    tags: *const u64,
-    nr: u32,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { register_table(ring, IORING_REGISTER_BUFFERS2, iovecs, tags, nr, false) }
-}
-
 /// `io_uring_register_buffers_sparse`: an empty table of `nr` slots.
 pub fn register_buffers_sparse(ring: &io_uring, nr: u32) -> c_int {
     register_sparse(ring, IORING_REGISTER_BUFFERS2, nr)
-}
-
-/// `io_uring_register_buffers_update_tag`.
-///
-/// # Safety
-/// `iovecs` and `tags` must be NULL or point to `nr` entries.
-pub unsafe fn register_buffers_update_tag(
-    ring: &io_uring,
-    off: u32,
-    iovecs: *const libc::iovec,
-    tags: *const u64,
-    nr: u32,
-) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { update_table(ring, IORING_REGISTER_BUFFERS_UPDATE, off, iovecs, tags, nr) }
 }
 
 /// `io_uring_unregister_buffers`.
