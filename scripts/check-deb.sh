@@ -149,12 +149,7 @@ dropin=/usr/share/doc/rsuring/examples/rsuring.conf
 [ -f "$dropin" ] || fail "the package ships no $dropin"
 mapfile -t assignments < <(sed -n 's/^Environment=//p' "$dropin")
 [ "${assignments[*]}" = "LD_PRELOAD=$libdir/liburing.so.2" ] || fail "$dropin sets '${assignments[*]}'"
-env "${assignments[@]}" sleep 30 &
-pid=$!
-for _ in $(seq 50); do grep -q librsuring "/proc/$pid/maps" 2>/dev/null && break; sleep 0.1; done
-mapped=$(awk '/librsuring/ { print $NF; exit }' "/proc/$pid/maps" 2>/dev/null || true)
-kill "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+mapped=$(mapped_under_dropin "$dropin")
 [ "$mapped" = "$libdir/librsuring.so.$version" ] || fail "a program started with $dropin's environment mapped '$mapped'"
 [ "$(rsuring-run --version)" = "rsuring-run (rsuring $version)" ] || fail "rsuring-run --version: $(rsuring-run --version)"
 rsuring-run --which "$qemu_img" | grep -q "=> $libdir/librsuring.so.$version (rsuring $version)" ||

@@ -242,12 +242,7 @@ status=0
 # The drop-in's environment, as systemd would give it to a service's processes.
 mapfile -t assignments < <(sed -n 's/^Environment=//p' "$opt/share/doc/rsuring/examples/rsuring.conf")
 [ ${#assignments[@]} -gt 0 ] || fail "the drop-in sets no environment"
-env "${assignments[@]}" sleep 30 &
-pid=$!
-for _ in $(seq 50); do grep -q librsuring "/proc/$pid/maps" 2>/dev/null && break; sleep 0.1; done
-mapped=$(awk '/librsuring/ { print $NF; exit }' "/proc/$pid/maps" 2>/dev/null || true)
-kill "$pid" 2>/dev/null || true
-wait "$pid" 2>/dev/null || true
+mapped=$(mapped_under_dropin "$opt/share/doc/rsuring/examples/rsuring.conf")
 same_file "$mapped" "$opt/lib/$real" || fail "a program started with the drop-in's environment mapped '$mapped', not $opt/lib/$real"
 echo "  drop-in environment (${assignments[*]}): /proc/PID/maps has $mapped"
 make -s uninstall prefix="$opt"
