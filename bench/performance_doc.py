@@ -211,7 +211,7 @@ def summary(hot, sq, fio, transparent):
                  "fio's io_uring engine, a poller per ring", percpu, verdict(percpu), FIO))
     if transparent is None:
         rows.append(("transparent SQPOLL (`RSURING_SQPOLL=1`)", "a plain ring",
-                     "no committed results yet (`bench/transparent/run.sh`)", "not measured",
+                     "no committed results yet (`bench/transparent.sh`)", "not measured",
                      TRANSPARENT))
     else:
         for header, body in tables(transparent):
@@ -267,7 +267,7 @@ def document():
         "## Transparent SQPOLL (`" + TRANSPARENT + "`)",
         "",
         demoted(transparent) if transparent is not None else
-        "No committed results yet: `bench/transparent/run.sh` prints them.",
+        "No committed results yet: `bench/transparent.sh` prints them.",
         "",
         "## fio engine (`" + FIO + "`)",
         "",

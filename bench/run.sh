@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# The whole benchmark set in one command: hot path (bench/hotpath), shared
-# SQPOLL (bench/sqpoll), and the fio engine against fio's own io_uring
+# The whole benchmark set in one command: hot path (bench/hotpath.sh),
+# shared SQPOLL (bench/sqpoll.sh), transparent SQPOLL
+# (bench/transparent.sh), and the fio engine against fio's own io_uring
 # engine (fio_engine/compare.sh). Results and charts go to target/bench/:
 #
 #   target/bench/results.md          everything, in one file
@@ -44,7 +45,7 @@ while [[ $# -gt 0 ]]; do
 	--only) ONLY=$2; ONLY_SET=1; shift 2 ;;
 	--upstream) UPSTREAM=$2; shift 2 ;;
 	--rounds) ROUNDS=$2; ROUNDS_SET=1; shift 2 ;;
-	-h | --help) sed -n '3,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,35s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "bench: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -67,18 +68,18 @@ if wants hotpath; then
 	((QUICK)) && args=(--rounds 3 --scale 0.3)
 	[[ -n $UPSTREAM ]] && args+=(--upstream "$UPSTREAM")
 	log "hot path"
-	"$ROOT/bench/hotpath/run.sh" "${args[@]}" || status=1
+	"$ROOT/bench/hotpath.sh" "${args[@]}" || status=1
 fi
 if wants sqpoll; then
 	mkdir -p "$OUT/sqpoll"
 	args=(--out "$OUT/sqpoll/results.md")
 	((QUICK)) && args+=(--reps 1 --time 2 --ks "2 4")
 	log "shared SQPOLL"
-	"$ROOT/bench/sqpoll/run.sh" "${args[@]}" || status=1
+	"$ROOT/bench/sqpoll.sh" "${args[@]}" || status=1
 fi
 if wants transparent; then
 	log "transparent SQPOLL"
-	"$ROOT/bench/transparent/run.sh" "$( ((QUICK)) && echo 2 || echo 5)" || status=1
+	"$ROOT/bench/transparent.sh" "$( ((QUICK)) && echo 2 || echo 5)" || status=1
 fi
 if wants fio; then
 	mkdir -p "$OUT/fio"

@@ -30,7 +30,7 @@
 #   median_range [DECIMALS]   the numbers on stdin as "MEDIAN (MIN-MAX)"
 #   rotated K WORD...         the WORDs rotated left by K (mod their count),
 #                             one a line: the order of a round's cases
-#   server_rounds ROUNDS FN   bench/servers: per round, per placement (spare:
+#   server_rounds ROUNDS FN   bench/servers_*.sh: per round, per placement (spare:
 #                             clients on CPU 0, the poller's CPU free; shared:
 #                             clients on CPUs 0-1), per configuration
 #                             (SERVER_CONFIGS, default: debian rsuring
@@ -57,7 +57,7 @@
 #
 # fio's source: ONE tree, $FIO_TREE (target/fio-src/fio-3.33, `apt-get
 # source fio` on bookworm). fio_engine/build.sh builds fio and the engine in
-# it; bench/hotpath builds fio's t/io_uring there too.
+# it; bench/hotpath.sh builds fio's t/io_uring there too.
 
 COMMON_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 COMMON_WHO=${COMMON_WHO:-${0##*/}}

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Turns measure.py's raw runs into results.md and ratios.svg.
+"""Turns hotpath_measure.py's raw runs into results.md and ratios.svg.
 
-Statistics, per block (see cases.py):
+Statistics, per block (see hotpath_cases.py):
 - a variant's figure is ns per operation (CPU or wall time over the fixed
   work, or the median ns per CQE for the reaping blocks); its cell is the
   median over the rounds with the min-max;
@@ -25,9 +25,8 @@ from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "lib"))
-import cases  # noqa: E402
+sys.path.insert(0, HERE)  # bench/: hotpath_cases.py, ratio_svg.py
+import hotpath_cases as cases  # noqa: E402
 import ratio_svg  # noqa: E402
 
 METRIC_UNIT = {"cpu": "CPU ns/op", "wall": "wall ns/op", "reap": "ns/CQE"}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Runs the hot-path blocks of bench/hotpath/cases.py and appends one JSON
-line per variant and round to --raw. Called by bench/hotpath/run.sh, which
+"""Runs the hot-path blocks of bench/hotpath_cases.py and appends one JSON
+line per variant and round to --raw. Called by bench/hotpath.sh, which
 builds what it needs; see there for the options.
 
 Each block runs R rounds. In a round, the library variants of an
@@ -23,7 +23,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import cases  # noqa: E402
+import hotpath_cases as cases  # noqa: E402
 
 RESULT = re.compile(r"^RESULT (.*)$", re.M)
 

@@ -8,7 +8,7 @@ calls per operation (strace), for each library.
 Per-operation figures are differences: every case runs twice, with N and
 2N operations, and (cost(2N) - cost(N)) / (ops(2N) - ops(N)) leaves out
 everything that does not repeat per operation (loading, ring setup, exit).
-Kernel work is invisible to callgrind; bench/hotpath's CPU-time ratios
+Kernel work is invisible to callgrind; bench/hotpath.sh's CPU-time ratios
 include it.
 
 Writes a Markdown section (--md) and the raw figures (--tsv).
@@ -24,7 +24,7 @@ from collections import defaultdict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
-from measure import clean_env, parse_result  # noqa: E402
+from hotpath_measure import clean_env, parse_result  # noqa: E402
 
 # name, label, interleave.c arguments before the amount of work, variant flags, N
 CASES = [

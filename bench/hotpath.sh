@@ -5,20 +5,21 @@
 # (when built), same C binary, same run, fixed work, CPU time. Usually run
 # through bench/run.sh; on its own:
 #
-#   bench/hotpath/run.sh [--rounds N] [--scale F] [--only "PATTERNS"]
-#                        [--upstream DIR] [--cpu N] [--no-callgrind]
+#   bench/hotpath.sh [--rounds N] [--scale F] [--only "PATTERNS"]
+#                    [--upstream DIR] [--cpu N] [--no-callgrind]
 #
 #   --rounds N      rounds per block (default 9; read blocks get 60 %)
 #   --scale F       fraction of each block's fixed work (default 1)
 #   --only P        only the blocks whose names match one of the shell
-#                   patterns (see cases.py: nop_qd1 nop_b1 nop_b8 nop_b32
-#                   reap_one reap_batch read_*; "batch" for batch.py,
-#                   which needs --upstream)
+#                   patterns (see hotpath_cases.py: nop_qd1 nop_b1 nop_b8
+#                   nop_b32 reap_one reap_batch read_*; "batch" for
+#                   hotpath_batch.py, which needs --upstream)
 #   --upstream DIR  a liburing checkout (2.15 or later) to build into
 #                   target/bench/build/ and measure as the second reference;
 #                   without it that column is reported as absent
 #   --cpu N         the CPU every benchmark process is pinned to (default 0)
-#   --no-callgrind  leave out the instruction counts (callgrind.py)
+#   --no-callgrind  leave out the instruction counts
+#                   (hotpath_callgrind.py)
 #
 # Needs gcc, Debian's liburing-dev, cargo, python3 (standard library only),
 # taskset, stdbuf; valgrind and strace for the instruction counts; root for
@@ -28,8 +29,11 @@
 
 set -euo pipefail
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+# BENCH: bench/, where this script and its Python helpers (hotpath_*.py)
+# live; HERE: bench/hotpath/, its C sources and committed results.
+BENCH=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+HERE=$BENCH/hotpath
+ROOT=$(cd "$BENCH/.." && pwd)
 WORK=$ROOT/target/bench/hotpath
 BUILD=$ROOT/target/bench/build
 
@@ -42,7 +46,7 @@ while [[ $# -gt 0 ]]; do
 	--upstream) UPSTREAM=$2; shift 2 ;;
 	--cpu) CPU=$2; shift 2 ;;
 	--no-callgrind) CALLGRIND=0; shift ;;
-	-h | --help) sed -n '3,27s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,28s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "hotpath: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -52,7 +56,7 @@ for v in $(env | sed -n 's/^\(RSURING_[A-Z_]*\)=.*/\1/p'); do unset "$v"; done
 # FIO_TREE, ensure_deb_src, fetch_fio_source, configure_fio_source,
 # loopdev_setup, at_exit.
 COMMON_WHO=hotpath
-# shellcheck source=../../scripts/lib-common.sh
+# shellcheck source=../scripts/lib-common.sh
 . "$ROOT/scripts/lib-common.sh"
 
 log() { printf 'hotpath: %s\n' "$*" >&2; }
@@ -166,18 +170,18 @@ RAW=$WORK/raw.jsonl
 : >"$RAW"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 T_START=$(date +%s)
-python3 "$HERE/measure.py" --raw "$RAW" --rounds "$ROUNDS" --scale "$SCALE" --only "$ONLY" \
+python3 "$BENCH/hotpath_measure.py" --raw "$RAW" --rounds "$ROUNDS" --scale "$SCALE" --only "$ONLY" \
 	--cpu "$CPU" --reads "$WORK/reads" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
 	--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" --crate "$CRATE" \
 	--file "$READ_FILE" --dev "$READ_DEV"
 # Batched reaping (rsuring_wait_batch_cqe against liburing 2.15's loops):
-# batch.py compares with 2.15, so only with --upstream.
+# hotpath_batch.py compares with 2.15, so only with --upstream.
 BATCH_MD=$WORK/batch.md
 rm -f "$BATCH_MD"
 if [[ -z $ONLY || $ONLY == *batch* ]]; then
 	if [[ -n $UP_DIR ]]; then
-		log "batched reaping (batch.py)"
-		python3 "$HERE/batch.py" --batch "$WORK/batch" --up "$UP_DIR/liburing.so.2" \
+		log "batched reaping (hotpath_batch.py)"
+		python3 "$BENCH/hotpath_batch.py" --batch "$WORK/batch" --up "$UP_DIR/liburing.so.2" \
 			--rs "$RS_DIR/liburing.so.2" --file "$READ_FILE" --rounds "$ROUNDS" \
 			--scale "$SCALE" --cpu "$CPU" >"$BATCH_MD"
 	else
@@ -191,7 +195,7 @@ PROFILE_MD=$WORK/callgrind.md
 rm -f "$PROFILE_MD"
 if ((CALLGRIND)); then
 	if command -v valgrind >/dev/null && command -v strace >/dev/null; then
-		python3 "$HERE/callgrind.py" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
+		python3 "$BENCH/hotpath_callgrind.py" --interleave "$WORK/interleave" --deb-lib "$DEB_LIB" \
 			--up-dir "$UP_DIR" --rs-dir "$RS_DIR" --tio "$TIO" \
 			--batch "$WORK/batch" --file "$READ_FILE" \
 			--dir "$WORK/callgrind" --md "$PROFILE_MD" --tsv "$WORK/callgrind.tsv" >/dev/null
@@ -217,12 +221,12 @@ fi
 	echo "elapsed=$((T_END - T_START))"
 } >"$WORK/env.txt"
 
-python3 "$HERE/report.py" --raw "$RAW" --env "$WORK/env.txt" --notes "$NOTES" \
+python3 "$BENCH/hotpath_report.py" --raw "$RAW" --env "$WORK/env.txt" --notes "$NOTES" \
 	--profile-md "$PROFILE_MD" --md "$WORK/results.md" --svg "$WORK/ratios.svg" >/dev/null
 if [[ -s $BATCH_MD ]]; then
 	{
-		printf '\n## Batched reaping (batch.py)\n\n'
-		printf 'rsuring_wait_batch_cqe (then one io_uring_cq_advance) against the cheapest liburing 2.15 loop of each round; < 1 = rsuring cheaper. See bench/hotpath/batch.py.\n\n'
+		printf '\n## Batched reaping (hotpath_batch.py)\n\n'
+		printf 'rsuring_wait_batch_cqe (then one io_uring_cq_advance) against the cheapest liburing 2.15 loop of each round; < 1 = rsuring cheaper. See bench/hotpath_batch.py.\n\n'
 		cat "$BATCH_MD"
 	} >>"$WORK/results.md"
 fi

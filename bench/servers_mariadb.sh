@@ -17,16 +17,16 @@
 # sysbench, which scripts/setup.sh does not install); writes
 # target/bench/servers/mariadb.md.
 #
-#   bench/servers/mariadb.sh [ROUNDS [SECONDS [TABLES [ROWS]]]]   (default 2 20 4 200000)
+#   bench/servers_mariadb.sh [ROUNDS [SECONDS [TABLES [ROWS]]]]   (default 2 20 4 200000)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROUNDS=${1:-2}
 SECS=${2:-20}
 TABLES=${3:-4}
 ROWS=${4:-200000}
 # bench_setup (OUT, LIB), need_commands, at_exit, stop_process, cpu_ticks,
 # server_rounds.
-# shellcheck source=../../scripts/lib-common.sh
+# shellcheck source=../scripts/lib-common.sh
 . scripts/lib-common.sh
 bench_setup servers
 need_commands "apt-get install mariadb-server sysbench" \
@@ -98,8 +98,8 @@ SERVER_CONFIGS="debian rsuring transparent always" server_rounds "$ROUNDS" one_r
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/mariadb.md"
 import collections, statistics, sys
-sys.path.insert(0, "bench/servers")
-import summary
+sys.path.insert(0, "bench")
+import servers_summary as summary
 raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 tps, bad, load = {}, collections.defaultdict(int), []
 for line in open(raw):

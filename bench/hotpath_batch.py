@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
-"""Batched reaping (batch.c): rsuring_wait_batch_cqe against liburing
+"""Batched reaping (bench/hotpath/batch.c): rsuring_wait_batch_cqe against liburing
 2.15's best pattern, per round, and against rsuring's own peek_batch_cqe
 loop, with the A-vs-A noise floor (two separately loaded copies of
 rsuring doing the same). Prints a markdown table.
 
-  python3 bench/hotpath/batch.py --batch BIN --up LIB --rs LIB --file F
-                                 [--rounds N] [--scale X] [--cpu N]
+  python3 bench/hotpath_batch.py --batch BIN --up LIB --rs LIB --file F
+                                [--rounds N] [--scale X] [--cpu N]
 
 Each round is one process running every variant interleaved (batch.c).
 Figures per CQE: reap = the reaping step alone (CQEs ready, no system

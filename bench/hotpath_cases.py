@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""What bench/hotpath measures: the blocks of interleaved runs, the variants
+"""What bench/hotpath.sh measures: the blocks of interleaved runs, the variants
 in them, and the comparisons the report draws from them.
 
 A block is one loop (an interleave.c or reads.c command, or a reference program doing the

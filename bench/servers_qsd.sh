@@ -18,15 +18,15 @@
 # (data integrity). Not a test: it prints figures and writes
 # target/bench/servers/qsd.md. Needs root, fio (nbd engine), qemu-img.
 #
-#   bench/servers/qsd.sh [ROUNDS [SECONDS [EXPORTS]]]   (default 2 5 2)
+#   bench/servers_qsd.sh [ROUNDS [SECONDS [EXPORTS]]]   (default 2 5 2)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROUNDS=${1:-2}
 SECS=${2:-5}
 N=${3:-2}
 # bench_setup (OUT, LIB), need_commands, loopdev_setup, at_exit,
 # stop_process, cpu_ticks, AS_NOBODY, server_rounds.
-# shellcheck source=../../scripts/lib-common.sh
+# shellcheck source=../scripts/lib-common.sh
 . scripts/lib-common.sh
 bench_setup servers
 need_commands "apt-get install qemu-utils fio" qemu-storage-daemon qemu-img fio setpriv taskset
@@ -135,8 +135,8 @@ fi
 
 python3 - "$RAW" "$SECS" "$RUN" <<'PY' | tee "$OUT/qsd.md"
 import collections, statistics, sys
-sys.path.insert(0, "bench/servers")
-import summary
+sys.path.insert(0, "bench")
+import servers_summary as summary
 raw, secs, run = sys.argv[1], float(sys.argv[2]), sys.argv[3]
 ops = collections.defaultdict(list)
 ver = collections.defaultdict(list)

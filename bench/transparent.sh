@@ -6,7 +6,7 @@
 # root). Not a test: it prints figures and writes target/bench/transparent/
 # results.md.
 #
-#   bench/transparent/run.sh [ROUNDS]      (default 5 rounds, interleaved)
+#   bench/transparent.sh [ROUNDS]          (default 5 rounds, interleaved)
 #
 # Cases, each a plain liburing program built against Debian's <liburing.h>:
 #   spaced reads  100 single 4 KiB reads 20 ms apart (the poller stays awake
@@ -21,10 +21,10 @@
 #                 of its own: the ring stays plain (refused), so this is the
 #                 plain figure, not a collapse.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 # bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, at_exit, median_range.
-# shellcheck source=../../scripts/lib-common.sh
+# shellcheck source=../scripts/lib-common.sh
 . scripts/lib-common.sh
 bench_setup transparent "the cases switch to nobody"
 build_for_nobody spaced bench/transparent/spaced.c

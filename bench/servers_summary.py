@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The closing lines of the server benches' reports (mariadb.sh, qsd.sh):
-what became of the rings that asked for transparent SQPOLL, and the load.
-The scripts' report code imports it from the repository root."""
+"""The closing lines of the server benches' reports (servers_mariadb.sh,
+servers_qsd.sh): what became of the rings that asked for transparent
+SQPOLL, and the load. The scripts' report code imports it from bench/."""
 import collections
 import json
 import os

@@ -12,13 +12,13 @@
 # configurations; each figure is the median with min-max over rounds. Not a
 # test: it prints figures and writes target/bench/transparent/threads.md.
 #
-#   bench/transparent/threads.sh [ROUNDS [OPS_PER_THREAD]]   (default 5, 20000)
+#   bench/transparent_threads.sh [ROUNDS [OPS_PER_THREAD]]   (default 5, 20000)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROUNDS=${1:-5}
 OPS=${2:-20000}
 # bench_setup (OUT, LIB), build_for_nobody, AS_NOBODY, median_range.
-# shellcheck source=../../scripts/lib-common.sh
+# shellcheck source=../scripts/lib-common.sh
 . scripts/lib-common.sh
 bench_setup transparent "the cases switch to nobody"
 build_for_nobody threads bench/transparent/threads.c -pthread
