@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Batched reaping (bench/hotpath/batch.c): rsuring_wait_batch_cqe against liburing
-2.15's best pattern, per round, and against rsuring's own peek_batch_cqe
-loop, with the A-vs-A noise floor (two separately loaded copies of
-rsuring doing the same). Prints a markdown table.
+"""Batched reaping (bench/hotpath/batch.c): rsuring_wait_batch_cqe against
+liburing 2.15's best pattern, per round, and against rsuring's own
+peek_batch_cqe loop, with the A-vs-A noise floor (two separately loaded
+copies of rsuring doing the same). Prints a markdown table.
 
   python3 bench/hotpath_batch.py --batch BIN --up LIB --rs LIB --file F
                                 [--rounds N] [--scale X] [--cpu N]

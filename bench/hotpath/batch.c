@@ -162,7 +162,7 @@ static void check_cqe(const struct io_uring_cqe *cqe)
 }
 
 /* Waits (for the wait patterns) and reaps what is ready; returns the count. */
-/* Not inlined: callgrind.py counts its instructions (--toggle-collect). */
+/* Not inlined: hotpath_callgrind.py counts its instructions (--toggle-collect). */
 __attribute__((noinline)) static unsigned reap_step(struct variant *v, unsigned want)
 {
 	struct io_uring_cqe *cqes[MAX_BATCH], *cqe;

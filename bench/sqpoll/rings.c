@@ -26,7 +26,7 @@
  * The last line of output is machine-readable:
  *   RESULT mode=shared rings=4 depth=32 iops=... pollers=1 ...
  *
- * Build (bench/sqpoll/run.sh does this):
+ * Build (bench/sqpoll.sh does this):
  *   cc -O2 -Wall -Wextra -Werror -pthread -Iinclude bench/sqpoll/rings.c \
  *      -o target/bench/rings -Ltarget/bench/lib -l:liburing.so.2 -Wl,-rpath,'$ORIGIN/lib'
  * with target/bench/lib/liburing.so.2 -> ../../release/librsuring.so.

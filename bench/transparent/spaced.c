@@ -10,7 +10,7 @@
  *          SQPOLL: what a program that wants a poller pays)
  *
  * Built against Debian's <liburing.h>; run linked to Debian's liburing, or
- * to rsuring with RSURING_SQPOLL=1 (see run.sh).
+ * to rsuring with RSURING_SQPOLL=1 (see bench/transparent.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
