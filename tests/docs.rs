@@ -1,15 +1,12 @@
 //! The documents against their sources: `docs/performance.md` is `tools/performance_doc.py`'s
-//! output and holds every figure of the README's headline results; the README's paths and links
-//! resolve, its test command is what CI runs, its package count is `scripts/setup.sh`'s;
-//! `CHANGELOG.md` lists `liburing.map` node for node and symbol for symbol, and
-//! `docs/compatibility.md` and rsuring(7) name every `RSURING_*` node; every "N bad-input cases"
-//! is `docs/bad-input.md`'s row count; every program in `tools/` is referenced; Debian's fio
-//! imports no liburing (the README's fio note). (`src/env.rs`'s unit tests check the variables'
-//! table, `scripts/check/man.sh` the manual pages.)
+//! output and holds the README's headline figures; the README's paths and links resolve, its
+//! test command is CI's, its package count `scripts/setup.sh`'s; `CHANGELOG.md`, compatibility.md
+//! and rsuring(7) list `liburing.map`'s nodes; bad-input counts are `docs/bad-input.md`'s; every
+//! tool is referenced; Debian's fio uses no liburing. (Manual pages: `scripts/check/man.sh`.)
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 fn read(rel: &str) -> String {
@@ -62,10 +59,8 @@ fn readme_section<'a>(readme: &'a str, heading: &str) -> &'a str {
 #[test]
 fn readme_figures_come_from_the_performance_doc() {
     let (readme, performance) = (read("README.md"), read("docs/performance.md"));
-    let (known, quoted) = (
-        figures(&performance),
-        figures(readme_section(&readme, "Headline results")),
-    );
+    let known = figures(&performance);
+    let quoted = figures(readme_section(&readme, "Headline results"));
     assert!(quoted.len() > 5, "the headline results quote {quoted:?}");
     for f in quoted {
         assert!(
@@ -85,103 +80,84 @@ fn readme_paths_and_commands_are_the_repository_s() {
         .map(|s| s.split([')', '#']).next().unwrap());
     let words = readme.split(|c: char| !c.is_ascii_alphanumeric() && !"_./-".contains(c));
     let dirs = [
-        "scripts/",
-        "tools/",
-        "examples/",
-        "docs/",
-        "bench/",
-        "fio_engine/",
-        "man/",
+        "scripts",
+        "tools",
+        "examples",
+        "docs",
+        "bench",
+        "fio_engine",
+        "man",
     ];
-    let paths = words.filter(|w| dirs.iter().any(|d| w.starts_with(d)));
+    let paths = words.filter(|w| w.split_once('/').is_some_and(|(d, _)| dirs.contains(&d)));
     for path in links.filter(|l| !l.starts_with("http")).chain(paths) {
         let path = path.trim_end_matches('.');
-        assert!(
-            common::repo().join(path).exists(),
-            "README.md names {path}: missing"
-        );
+        assert!(common::repo().join(path).exists(), "README.md: {path}");
     }
     // The test command is the one CI runs, and its set-up's package count.
     let quick = readme_section(&readme, "Quick start: the two commands").replace('\n', " ");
     assert!(quick.contains("sudo scripts/test.sh") && quick.contains("(.ci/run)"));
     assert!(read(".ci/run").contains("\nexec bash scripts/test.sh\n"));
     let setup = read("scripts/setup.sh");
-    let list = setup
-        .split("\npackages=(")
-        .nth(1)
-        .and_then(|r| r.split("\n)").next());
-    let count = list
-        .expect("scripts/setup.sh: packages=( ... )")
-        .split_whitespace()
-        .count();
+    let (_, list) = setup.split_once("\npackages=(").expect("packages=(");
+    let count = list.split("\n)").next().unwrap().split_whitespace().count();
     assert!(
         quick.contains(&format!(" {count} Debian packages")),
         "README.md's quick start does not say \"{count} Debian packages\" (scripts/setup.sh)"
     );
 }
 
-/// liburing.map's nodes, each with its symbols, sorted.
-fn map_nodes() -> BTreeMap<String, Vec<String>> {
+type Nodes = BTreeMap<String, BTreeSet<String>>;
+
+/// liburing.map's nodes, each with its symbols.
+fn map_nodes() -> Nodes {
     let map = read("liburing.map");
-    let map: String = map
-        .split("/*")
-        .map(|p| p.rsplit("*/").next().unwrap())
-        .collect();
-    let (mut node, mut nodes) = (String::new(), BTreeMap::<_, Vec<_>>::new());
+    let (mut node, mut nodes) = (String::new(), Nodes::new());
     for line in map.lines().map(str::trim) {
         if let Some(name) = line.strip_suffix(" {") {
             node = name.to_string();
-            nodes.insert(node.clone(), Vec::new());
+            nodes.insert(node.clone(), BTreeSet::new());
         } else if let Some(symbol) = line
             .strip_suffix(';')
-            .filter(|s| !s.starts_with(['}', '*']))
+            .filter(|s| !s.starts_with(['}', '*', '/']))
         {
-            nodes.get_mut(&node).unwrap().push(symbol.to_string());
+            nodes.get_mut(&node).unwrap().insert(symbol.to_string());
         }
     }
-    nodes.values_mut().for_each(|symbols| symbols.sort());
     assert!(nodes.len() > 10, "liburing.map: {nodes:?}");
     nodes
 }
 
-/// CHANGELOG.md's `#### NODE` headings, each with the names of its symbol lines (lines made
-/// only of backquoted names and commas), sorted.
-fn changelog_nodes() -> BTreeMap<String, Vec<String>> {
-    let (mut nodes, mut node) = (BTreeMap::<_, Vec<_>>::new(), None);
+/// CHANGELOG.md's `#### NODE` headings, each with the names of its symbol lines (lines of
+/// backquoted names and commas).
+fn changelog_nodes() -> Nodes {
+    let (mut nodes, mut node) = (Nodes::new(), None);
     for line in read("CHANGELOG.md").lines() {
         if line.starts_with('#') {
             node = line.strip_prefix("#### ").map(|n| n.trim().to_string());
             node.iter()
-                .for_each(|n| drop(nodes.insert(n.clone(), Vec::new())));
-        } else if let Some(node) = &node {
-            let name = |i: &str| -> Option<String> {
-                let name = i.strip_prefix('`')?.strip_suffix('`')?;
-                let word = name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                word.then(|| name.to_string())
-            };
-            if let Some(names) = line.split(", ").map(name).collect::<Option<Vec<_>>>() {
+                .for_each(|n| drop(nodes.insert(n.clone(), BTreeSet::new())));
+        } else if let Some(node) = node.as_ref().filter(|_| line.starts_with('`')) {
+            if line.ends_with('`') {
+                let names = line.split('`').skip(1).step_by(2).map(String::from);
                 nodes.get_mut(node).unwrap().extend(names);
             }
         }
     }
-    nodes.values_mut().for_each(|symbols| symbols.sort());
     nodes
 }
 
 #[test]
 fn documents_list_every_symbol_node() {
     let (map, changelog) = (map_nodes(), changelog_nodes());
-    let keys = |m: &BTreeMap<String, Vec<String>>| m.keys().cloned().collect::<Vec<_>>();
+    let keys = |m: &Nodes| m.keys().cloned().collect::<Vec<_>>();
     assert_eq!(keys(&changelog), keys(&map), "CHANGELOG.md's nodes");
     for (node, symbols) in &map {
         assert_eq!(&changelog[node], symbols, "CHANGELOG.md {node}");
     }
     let (compatibility, man) = (read("docs/compatibility.md"), read("man/man7/rsuring.7"));
     for node in map.keys().filter(|n| n.starts_with("RSURING_")) {
-        assert!(
-            compatibility.contains(&format!("`{node}`")),
-            "compatibility.md: {node}"
-        );
+        let quoted = format!("`{node}`");
+        assert!(compatibility.contains(&quoted), "compatibility.md: {node}");
         let named = [format!(".B {node}\n"), format!(".BR {node} ")];
         assert!(named.iter().any(|n| man.contains(n)), "rsuring(7): {node}");
     }
@@ -198,19 +174,13 @@ fn bad_input_counts_are_the_tables() {
     }
     let mut in_readme = false;
     for doc in &documents {
-        let text = read(doc);
-        let words: Vec<&str> = text
-            .split_whitespace()
-            .map(|w| w.trim_end_matches([',', '.', ';', ')']))
-            .collect();
-        for w in words
-            .windows(3)
-            .filter(|w| w[1..] == ["bad-input", "cases"])
-        {
-            let n: usize = w[0].parse().unwrap_or_else(|_| panic!("{doc}: {w:?}"));
+        let text = read(doc).replace('\n', " ");
+        for (i, _) in text.match_indices(" bad-input cases") {
+            let n = text[..i].rsplit(' ').next().unwrap();
             assert_eq!(
-                n, rows,
-                "{doc}: {n} bad-input cases; docs/bad-input.md has {rows}"
+                n.parse(),
+                Ok(rows),
+                "{doc}: {n} bad-input cases, not {rows}"
             );
             in_readme |= doc == "README.md";
         }
@@ -234,7 +204,7 @@ fn every_tool_is_referenced() {
 }
 
 /// The README says fio's own `ioengine=io_uring` makes the system calls itself, so
-/// `LD_PRELOAD` cannot put rsuring under it: Debian's fio links no liburing and imports no
+/// `LD_PRELOAD` cannot put rsuring under it: Debian's fio links no liburing, imports no
 /// `io_uring_*` function.
 #[test]
 fn fio_builtin_engine_does_not_use_liburing() {
@@ -244,23 +214,11 @@ fn fio_builtin_engine_does_not_use_liburing() {
     {
         return;
     }
-    let fio = Command::new("sh")
-        .args(["-c", "command -v fio"])
-        .output()
-        .unwrap()
-        .stdout;
-    let fio = String::from_utf8(fio).unwrap();
-    let out = Command::new("readelf")
-        .args(["-d", "--dyn-syms", "-W", fio.trim()])
-        .output()
-        .expect("readelf runs");
+    let readelf = "readelf -d --dyn-syms -W \"$(command -v fio)\"";
+    let out = Command::new("sh").args(["-c", readelf]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("(NEEDED)"),
-        "readelf {fio}"
-    );
-    assert!(
-        !text.contains("liburing") && !text.contains("io_uring_"),
-        "{fio}: {text}"
-    );
+    let ok = out.status.success() && text.contains("(NEEDED)");
+    assert!(ok, "{readelf}: {text}");
+    let uses_liburing = text.contains("liburing") || text.contains("io_uring_");
+    assert!(!uses_liburing, "fio links liburing: {text}");
 }
