@@ -65,7 +65,7 @@ fn readme_figures_come_from_the_performance_doc() {
     for f in quoted {
         assert!(
             known.contains(&f),
-            "README.md's headline results quote {f}, which docs/performance.md does not have"
+            "headline {f}: not in docs/performance.md"
         );
     }
 }
@@ -79,15 +79,9 @@ fn readme_paths_and_commands_are_the_repository_s() {
         .skip(1)
         .map(|s| s.split([')', '#']).next().unwrap());
     let words = readme.split(|c: char| !c.is_ascii_alphanumeric() && !"_./-".contains(c));
-    let dirs = [
-        "scripts",
-        "tools",
-        "examples",
-        "docs",
-        "bench",
-        "fio_engine",
-        "man",
-    ];
+    let dirs: Vec<&str> = "scripts tools examples docs bench fio_engine man"
+        .split(' ')
+        .collect();
     let paths = words.filter(|w| w.split_once('/').is_some_and(|(d, _)| dirs.contains(&d)));
     for path in links.filter(|l| !l.starts_with("http")).chain(paths) {
         let path = path.trim_end_matches('.');
@@ -149,10 +143,8 @@ fn changelog_nodes() -> Nodes {
 #[test]
 fn documents_list_every_symbol_node() {
     let (map, changelog) = (map_nodes(), changelog_nodes());
-    let keys = |m: &Nodes| m.keys().cloned().collect::<Vec<_>>();
-    assert_eq!(keys(&changelog), keys(&map), "CHANGELOG.md's nodes");
-    for (node, symbols) in &map {
-        assert_eq!(&changelog[node], symbols, "CHANGELOG.md {node}");
+    for node in map.keys().chain(changelog.keys()) {
+        assert_eq!(changelog.get(node), map.get(node), "CHANGELOG.md {node}");
     }
     let (compatibility, man) = (read("docs/compatibility.md"), read("man/man7/rsuring.7"));
     for node in map.keys().filter(|n| n.starts_with("RSURING_")) {
@@ -177,11 +169,7 @@ fn bad_input_counts_are_the_tables() {
         let text = read(doc).replace('\n', " ");
         for (i, _) in text.match_indices(" bad-input cases") {
             let n = text[..i].rsplit(' ').next().unwrap();
-            assert_eq!(
-                n.parse(),
-                Ok(rows),
-                "{doc}: {n} bad-input cases, not {rows}"
-            );
+            assert_eq!(n.parse(), Ok(rows), "{doc}: {n} bad-input cases");
             in_readme |= doc == "README.md";
         }
     }
@@ -208,10 +196,8 @@ fn every_tool_is_referenced() {
 /// `io_uring_*` function.
 #[test]
 fn fio_builtin_engine_does_not_use_liburing() {
-    let what = "fio's io_uring engine";
-    if !common::require_tool(what, "fio", "fio")
-        || !common::require_tool(what, "readelf", "binutils")
-    {
+    let have = |tool, package| common::require_tool("fio's io_uring engine", tool, package);
+    if !have("fio", "fio") || !have("readelf", "binutils") {
         return;
     }
     let readelf = "readelf -d --dyn-syms -W \"$(command -v fio)\"";
