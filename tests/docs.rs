@@ -61,7 +61,7 @@ fn readme_figures_come_from_the_performance_doc() {
     let (readme, performance) = (read("README.md"), read("docs/performance.md"));
     let known = figures(&performance);
     let quoted = figures(readme_section(&readme, "Headline results"));
-    assert!(quoted.len() > 5, "the headline results quote {quoted:?}");
+    assert!(!quoted.is_empty(), "no figure in the headline results");
     for f in quoted {
         assert!(
             known.contains(&f),
