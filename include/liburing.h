@@ -117,7 +117,7 @@
 /*
  * Linkage of the inline helpers.  IOURINGINLINE marks the public ones: a
  * translation unit that defines it (empty) before including this header
- * gets them as ordinary external functions, which is how src/inline_ffi.c
+ * gets them as ordinary external functions, which is how src/ffi/inline_ffi.c
  * gives librsuring.so liburing-ffi's symbols.  _LOCAL_INLINE marks internal
  * ones, never exported.  C++20 modules cannot export static functions, so
  * there both are plain inline.  A definition the includer made is kept.

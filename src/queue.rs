@@ -110,7 +110,7 @@ fn cqe_slots(c: &io_uring_cqe) -> u32 {
 
 extern "C" {
     /// include/liburing.h's `_io_uring_get_sqe`, compiled into the library
-    /// by src/inline_ffi.c (where the exported io_uring_get_sqe calls it
+    /// by src/ffi/inline_ffi.c (where the exported io_uring_get_sqe calls it
     /// too): the inline code of programs built against the header, the
     /// exported symbol and the core hand out SQEs with the same code.
     fn _io_uring_get_sqe(ring: *mut io_uring) -> *mut io_uring_sqe;

@@ -186,7 +186,7 @@ fn readme_is_a_front_door() {
 
 /// liburing.map's nodes in order, each with its symbols.
 fn symbol_nodes() -> Vec<(String, Vec<String>)> {
-    let mut map = read("liburing.map");
+    let mut map = read("src/ffi/liburing.map");
     // Drop comments.
     while let Some(start) = map.find("/*") {
         let end = map[start..].find("*/").expect("closed comment") + start + 2;

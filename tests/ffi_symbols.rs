@@ -8,7 +8,7 @@
 //! liburing.so exports under other nodes (2.0 to 2.3, and 2.6 for the NAPI
 //! pair); one library file cannot give a symbol two default versions, so
 //! those names' default version is the node of our liburing.map, and
-//! src/ffi_restated.c adds each as a non-default `name@LIBURING_2.4`, which
+//! src/ffi/ffi_restated.c adds each as a non-default `name@LIBURING_2.4`, which
 //! binaries linked against liburing's own liburing-ffi.so.2 reference. The
 //! tests check that this is the only difference and that those entry points
 //! work.
@@ -303,7 +303,7 @@ const LIBURING_FFI_MAP: &[(&str, &[&str])] = &[
 
 /// symbol -> version node, as our liburing.map declares them.
 fn our_nodes() -> BTreeMap<String, String> {
-    let map = std::fs::read_to_string(common::repo().join("liburing.map")).expect("liburing.map");
+    let map = std::fs::read_to_string(common::repo().join("src/ffi/liburing.map")).expect("liburing.map");
     let mut out = BTreeMap::new();
     let mut node = String::new();
     for raw in map.lines() {
@@ -425,7 +425,7 @@ fn every_liburing_ffi_symbol_resolves_with_its_version() {
             if node != ffi_node {
                 assert_ne!(
                     ffi, plain,
-                    "{name}@{ffi_node} should be src/ffi_restated.c's entry point"
+                    "{name}@{ffi_node} should be src/ffi/ffi_restated.c's entry point"
                 );
             }
         }

@@ -8,7 +8,7 @@ use crate::ring::{io_uring, rs_flags, LiveRing};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
 
 // io_uring_get_sqe is the header's _io_uring_get_sqe, exported by
-// src/inline_ffi.c (one implementation for the inline and the exported
+// src/ffi/inline_ffi.c (one implementation for the inline and the exported
 // symbol).
 
 /// The caller's ring when it is a ring of this library whose `rs_flags`
