@@ -303,7 +303,8 @@ const LIBURING_FFI_MAP: &[(&str, &[&str])] = &[
 
 /// symbol -> version node, as our liburing.map declares them.
 fn our_nodes() -> BTreeMap<String, String> {
-    let map = std::fs::read_to_string(common::repo().join("src/ffi/liburing.map")).expect("liburing.map");
+    let map =
+        std::fs::read_to_string(common::repo().join("src/ffi/liburing.map")).expect("liburing.map");
     let mut out = BTreeMap::new();
     let mut node = String::new();
     for raw in map.lines() {
