@@ -1021,13 +1021,25 @@ impl LiveRing {
         self.submit_with::<false, false, false>(wait_nr, false)
     }
 
-    /// `io_uring_submit_and_wait`.
-    #[inline]
-    pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
+    /// `io_uring_submit_and_wait`'s choice of path, made here only: the
+    /// extensions' (`ext`: [`Self::submit_ext`], through a panic boundary
+    /// of its own where the FFI layer calls) or the plain one of any setup.
+    #[inline(always)]
+    pub fn submit_and_wait_with(
+        &mut self,
+        wait_nr: u32,
+        ext: impl FnOnce(&mut Self) -> c_int,
+    ) -> c_int {
         if self.rs_flags & rs_flags::EXT != 0 {
-            return self.submit_ext(wait_nr, false);
+            return ext(self);
         }
         self.submit_no_ext(wait_nr)
+    }
+
+    /// `io_uring_submit_and_wait`, for the library's own calls.
+    #[inline]
+    pub fn submit_and_wait(&mut self, wait_nr: u32) -> c_int {
+        self.submit_and_wait_with(wait_nr, |r| r.submit_ext(wait_nr, false))
     }
 
     /// `io_uring_submit_and_get_events`.

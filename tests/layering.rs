@@ -238,8 +238,10 @@ fn the_module_graph_of_src_follows_the_layers_of_src_lib_rs() {
 
 /// Made-up trees: what each shows, its layers (`|` between layers), its
 /// files (under src/, text), and what `check` says (one problem containing each).
+type Files = &'static [(&'static str, &'static str)];
+
 #[rustfmt::skip]
-const CASES: &[(&str, &str, &[(&str, &str)], &[&str])] = &[
+const CASES: &[(&str, &str, Files, &[&str])] = &[
     ("earlier layers; comments, strings, tests", "a | b", &[("a.rs", "pub fn f() {}\n// crate::b\n\
         const S: &str = \"crate::b::g\";\n#[cfg(test)]\nmod tests { use crate::b::g; }"),
         ("b.rs", "use crate::{a::{self, f}};\nfn h(_: crate::a::X) { assert!(super::a::f() == ()); }")], &[]),
