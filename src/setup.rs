@@ -5,7 +5,7 @@
 //! Layer 4 (see lib.rs). Functions taking the plain [`io_uring`]: this is
 //! the module that sets and replaces a ring's pointers (where the kernel's
 //! words are within a mapping is `crate::ring`'s); the ring methods are
-//! ring.rs's and queue.rs's.
+//! ring.rs's and queue/'s.
 
 use core::ffi::{c_int, c_void};
 use core::ptr;
