@@ -103,7 +103,7 @@ MAN_SECTIONS := 1 3 7 8
 # cargo runs again, so `make install` never installs an old build; when
 # nothing is, `sudo make install` after `make` needs no cargo (root often
 # has none).
-LIB_SOURCES := Cargo.toml Cargo.lock build.rs liburing.map scripts/linker.sh \
+LIB_SOURCES := Cargo.toml Cargo.lock build.rs scripts/linker.sh \
                $(wildcard .cargo/config.toml) $(shell find src include -type f)
 
 .PHONY: all check-version check-built check-dpkg install uninstall deb print-version fio-engine

@@ -1,17 +1,17 @@
 //! Gives the shared library liburing's SONAME and symbol versions, and
 //! links in the header's inline helpers as real symbols (liburing-ffi's
-//! symbol set, see src/inline_ffi.c) and liburing-ffi's LIBURING_2.4
-//! restatements of older functions (src/ffi_restated.c), and older
-//! versions of rsuring's own extension functions (src/ffi_compat.c).
+//! symbol set, see src/ffi/inline_ffi.c) and liburing-ffi's LIBURING_2.4
+//! restatements of older functions (src/ffi/ffi_restated.c), and older
+//! versions of rsuring's own extension functions (src/ffi/ffi_compat.c).
 use std::path::Path;
 
-/// Static library holding src/inline_ffi.c, src/ffi_restated.c and
-/// src/ffi_compat.c, linked whole into every crate type.
+/// Static library holding src/ffi/inline_ffi.c, src/ffi/ffi_restated.c and
+/// src/ffi/ffi_compat.c, linked whole into every crate type.
 const INLINE_FFI_LIB: &str = "rsuring_inline_ffi";
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let map = root.join("liburing.map");
+    let map = root.join("src/ffi/liburing.map");
     println!("cargo:rerun-if-changed={}", map.display());
     println!("cargo:rerun-if-changed=scripts/linker.sh");
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liburing.so.2");
@@ -23,8 +23,8 @@ fn main() {
 }
 
 /// Compiles the inline helpers of include/liburing.h as external definitions,
-/// the `name@LIBURING_2.4` entry points of src/ffi_restated.c, and the
-/// older `name@RSURING_0.x` versions of rsuring's functions (src/ffi_compat.c).
+/// the `name@LIBURING_2.4` entry points of src/ffi/ffi_restated.c, and the
+/// older `name@RSURING_0.x` versions of rsuring's functions (src/ffi/ffi_compat.c).
 ///
 /// Nothing in the Rust code references them, so a plain static library would
 /// contribute nothing to the link: `+whole-archive` makes the linker take the
@@ -32,9 +32,9 @@ fn main() {
 /// versions (the restated names carry theirs from `.symver`).
 fn build_inline_ffi(root: &Path) {
     let sources = [
-        root.join("src/inline_ffi.c"),
-        root.join("src/ffi_restated.c"),
-        root.join("src/ffi_compat.c"),
+        root.join("src/ffi/inline_ffi.c"),
+        root.join("src/ffi/ffi_restated.c"),
+        root.join("src/ffi/ffi_compat.c"),
     ];
     let include = root.join("include");
     for source in &sources {

@@ -15,7 +15,7 @@
  *                      many slots an entry takes, when the head must be
  *                      loaded with acquire, which completions the library
  *                      consumes itself) lives in one helper here, and is
- *                      the rule src/ring.rs and src/queue.rs follow
+ *                      the rule src/ring.rs and src/queue/ follow
  *   prep helpers       generated from include/prep/prep.table, the one place
  *                      that says which SQE fields an operation sets
  *
@@ -117,7 +117,7 @@
 /*
  * Linkage of the inline helpers.  IOURINGINLINE marks the public ones: a
  * translation unit that defines it (empty) before including this header
- * gets them as ordinary external functions, which is how src/inline_ffi.c
+ * gets them as ordinary external functions, which is how src/ffi/inline_ffi.c
  * gives librsuring.so liburing-ffi's symbols.  _LOCAL_INLINE marks internal
  * ones, never exported.  C++20 modules cannot export static functions, so
  * there both are plain inline.  A definition the includer made is kept.
@@ -476,7 +476,7 @@ io_uring_cq_has_overflow(const struct io_uring *ring) LIBURING_NOEXCEPT
  * Could the kernel hold completions that are not in the CQ ring yet?  Only
  * io_uring_enter() brings them there: IOPOLL completions are reaped by it
  * (unless an SQ thread polls), overflowed CQEs and pending task work show
- * in the SQ flags.  src/queue.rs (cq_needs_enter) asks the same question.
+ * in the SQ flags.  src/queue/reap.rs (cq_needs_enter) asks the same question.
  */
 _LOCAL_INLINE bool
 __rsuring_cq_needs_enter(const struct io_uring *ring) LIBURING_NOEXCEPT
@@ -526,7 +526,7 @@ io_uring_cq_eventfd_toggle(struct io_uring *ring,
  * completion of a timeout the wait functions queued (LIBURING_UDATA_TIMEOUT).
  * True: consumed, look at the next one.  False: the application's, left in
  * place; or a failed internal timeout, consumed, its error in *err.
- * src/queue.rs (peek_cqe) applies the same rule.
+ * src/queue/reap.rs (peek_cqe) applies the same rule.
  */
 _LOCAL_INLINE bool
 io_uring_skip_cqe(struct io_uring *ring, struct io_uring_cqe *cqe,
@@ -617,7 +617,7 @@ io_uring_wait_cqe(struct io_uring *ring,
  * with an opcode writes opcode, fd, off, addr and len, and user_data is
  * the caller's; the other fields start out zero, so flags, personality and
  * the like may be set before or after the helper.  io_uring_get_sqe()
- * does this to every SQE it hands out (as src/queue.rs get_sqe does).
+ * does this to every SQE it hands out (as src/queue/submit.rs get_sqe does).
  */
 IOURINGINLINE void
 io_uring_initialize_sqe(struct io_uring_sqe *sqe) LIBURING_NOEXCEPT

@@ -36,8 +36,8 @@ functions=$(sed -n 's/^[a-z].* \**\(rsuring_[a-z_]*\)(.*/\1/p' include/liburing/
 [ -n "$functions" ] || fail "no functions found in rsuring_ext_api.h"
 # The symbols liburing.map exports under rsuring's own nodes.
 exported=$(awk '/^RSURING_[0-9.]* *\{/ { node = 1; next } /^\}/ { node = 0 }
-	node && /^[[:space:]]*rsuring_[a-z_0-9]*;/ { gsub(/[[:space:];]/, ""); print }' liburing.map | sort -u)
-[ -n "$exported" ] || fail "no rsuring_* symbols found in liburing.map"
+	node && /^[[:space:]]*rsuring_[a-z_0-9]*;/ { gsub(/[[:space:];]/, ""); print }' src/ffi/liburing.map | sort -u)
+[ -n "$exported" ] || fail "no rsuring_* symbols found in src/ffi/liburing.map"
 for name in $(echo $functions $exported | tr ' ' '\n' | sort -u) IORING_SETUP_SQPOLL_PERCPU; do
 	[ -f "docs/man/man3/$name.3" ] || fail "no docs/man/man3/$name.3"
 done

@@ -5,7 +5,7 @@
 Usage: scripts/header_overlap.py UPSTREAM [OURS] [THEIRS_RELPATH]
 
   UPSTREAM        a liburing checkout (or its header file itself)
-  OURS            rsuring's header (default: include/liburing.h next to tools/)
+  OURS            rsuring's header (default: include/liburing.h next to scripts/)
   THEIRS_RELPATH  header inside the checkout (default: src/include/liburing.h)
 
 Both files are reduced to "code lines" first: comments removed, whitespace

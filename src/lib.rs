@@ -1,9 +1,11 @@
 //! rsuring: a liburing-compatible io_uring library with a C ABI.
 //!
 //! Layers, each module importing only from the layers before it (never
-//! from its own, never from later ones; tests/layering.rs holds the same
-//! list as data, fails if the two disagree, and reads every `crate::` path
-//! of src/ and fails on a cycle or on an import against this order):
+//! from its own, never from later ones). This list is the one statement of
+//! the layering: tests/layering.rs reads it from this file (each `N.` line's
+//! names before the dash, so they stay on that line), reads every path of
+//! src/, and fails on a cycle or on an import against this order;
+//! docs/design.md points here.
 //!
 //! 1. [`uapi`], [`version`] — the kernel's ABI (system call numbers,
 //!    io_uring's constants and structs, checked against the C headers);

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// (version node, symbol) pairs that liburing.map declares.
 fn declared() -> BTreeSet<(String, String)> {
-    let map = std::fs::read_to_string(common::repo().join("liburing.map")).unwrap();
+    let map = std::fs::read_to_string(common::repo().join("src/ffi/liburing.map")).unwrap();
     let mut out = BTreeSet::new();
     let mut node = String::new();
     for raw in map.lines() {
@@ -34,17 +34,17 @@ fn declared() -> BTreeSet<(String, String)> {
     out
 }
 
-/// Names src/ffi_restated.c exports a second time as the non-default
+/// Names src/ffi/ffi_restated.c exports a second time as the non-default
 /// `name@LIBURING_2.4` (its `RSURING_FFI_RESTATED` list, one
 /// `X(ret, name, params, args)` or `XV(...)` entry a line).
 fn restated() -> Vec<String> {
-    let src = std::fs::read_to_string(common::repo().join("src/ffi_restated.c")).unwrap();
+    let src = std::fs::read_to_string(common::repo().join("src/ffi/ffi_restated.c")).unwrap();
     let mut lines = src
         .lines()
         .skip_while(|l| !l.starts_with("#define RSURING_FFI_RESTATED("));
     let head = lines
         .next()
-        .expect("RSURING_FFI_RESTATED in src/ffi_restated.c");
+        .expect("RSURING_FFI_RESTATED in src/ffi/ffi_restated.c");
     assert!(head.ends_with('\\'), "RSURING_FFI_RESTATED: {head}");
     let mut out = Vec::new();
     for line in lines {
@@ -62,10 +62,10 @@ fn restated() -> Vec<String> {
     out
 }
 
-/// The `name@RSURING_x` versions src/ffi_compat.c adds (its `.symver`
+/// The `name@RSURING_x` versions src/ffi/ffi_compat.c adds (its `.symver`
 /// lines), as (version, name).
 fn compat_versions() -> Vec<(String, String)> {
-    let src = std::fs::read_to_string(common::repo().join("src/ffi_compat.c")).unwrap();
+    let src = std::fs::read_to_string(common::repo().join("src/ffi/ffi_compat.c")).unwrap();
     src.lines()
         .filter_map(|l| l.trim().strip_prefix("__asm__(\".symver "))
         .filter_map(|rest| rest.split(", ").nth(1))
@@ -117,21 +117,21 @@ fn exports_exactly_the_declared_versioned_symbols() {
         let nodes: Vec<_> = declared.iter().filter(|(_, s)| s == name).collect();
         assert!(
             nodes.len() == 1 && nodes[0].0 != "LIBURING_2.4",
-            "{name}: restated in src/ffi_restated.c, but liburing.map has it in {nodes:?}"
+            "{name}: restated in src/ffi/ffi_restated.c, but liburing.map has it in {nodes:?}"
         );
         assert!(
             allowed.insert(("(LIBURING_2.4)".to_string(), name.clone())),
             "{name} listed twice"
         );
     }
-    // Older versions of rsuring's own functions (src/ffi_compat.c), each
+    // Older versions of rsuring's own functions (src/ffi/ffi_compat.c), each
     // non-default beside a default in a later RSURING node.
     for (version, name) in compat_versions() {
         assert!(
             declared
                 .iter()
                 .any(|(v, s)| *s == name && v.starts_with("RSURING_") && *v != version),
-            "{name}@{version} in src/ffi_compat.c has no newer default version in liburing.map"
+            "{name}@{version} in src/ffi/ffi_compat.c has no newer default version in liburing.map"
         );
         assert!(allowed.insert((format!("({version})"), name.clone())));
     }

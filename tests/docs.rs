@@ -1,7 +1,7 @@
 //! The documents against their sources: `docs/performance.md` is `bench/performance_doc.py`'s
 //! output and holds the README's headline figures; the README's paths and links resolve, its
 //! test command is CI's, its package count `scripts/setup.sh`'s; `docs/CHANGELOG.md`, compatibility.md
-//! and rsuring(7) list `liburing.map`'s nodes; bad-input counts are `docs/bad-input.md`'s; every
+//! and rsuring(7) list `src/ffi/liburing.map`'s nodes; bad-input counts are `docs/bad-input.md`'s; every
 //! script is referenced; Debian's fio uses no liburing. (Manual pages: `scripts/check-man.sh`.)
 
 mod common;
@@ -103,9 +103,9 @@ fn readme_paths_and_commands_are_the_repository_s() {
 
 type Nodes = BTreeMap<String, BTreeSet<String>>;
 
-/// liburing.map's nodes, each with its symbols.
+/// src/ffi/liburing.map's nodes, each with its symbols.
 fn map_nodes() -> Nodes {
-    let map = read("liburing.map");
+    let map = read("src/ffi/liburing.map");
     let (mut node, mut nodes) = (String::new(), Nodes::new());
     for line in map.lines().map(str::trim) {
         if let Some(name) = line.strip_suffix(" {") {
@@ -118,7 +118,7 @@ fn map_nodes() -> Nodes {
             nodes.get_mut(&node).unwrap().insert(symbol.to_string());
         }
     }
-    assert!(nodes.len() > 10, "liburing.map: {nodes:?}");
+    assert!(nodes.len() > 10, "src/ffi/liburing.map: {nodes:?}");
     nodes
 }
 

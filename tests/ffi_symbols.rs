@@ -1,7 +1,7 @@
 //! liburing-ffi's symbol set: every name of liburing 2.15's `liburing-ffi.map` resolves in
 //! librsuring.so (also installed as liburing-ffi.so.2) under its liburing-ffi node, and those
 //! entry points drive a ring. Its LIBURING_2.4 restates 53 liburing.so functions of older nodes:
-//! src/ffi_restated.c's non-default `name@LIBURING_2.4` (tests/abi.rs checks the defaults).
+//! src/ffi/ffi_restated.c's non-default `name@LIBURING_2.4` (tests/abi.rs checks the defaults).
 
 mod common;
 
@@ -94,7 +94,7 @@ fn every_liburing_ffi_symbol_resolves_with_its_version() {
         let (plain, ffi) = (sym(name, ""), sym(name, node));
         assert!(!plain.is_null() && !ffi.is_null(), "{name}@{node}");
         if ffi != plain {
-            // Not the default: src/ffi_restated.c's entry point.
+            // Not the default: src/ffi/ffi_restated.c's entry point.
             assert_eq!(*node, "LIBURING_2.4", "{name}@{node}");
             restated.push(name);
         }

@@ -10,7 +10,7 @@ use core::ffi::{c_int, c_uint};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::queue::CqeOut;
-use crate::ring::{io_uring, LiveRing};
+use crate::ring::{io_uring, rs_flags, LiveRing};
 use crate::uapi::io_uring_cqe;
 
 /// The body of an exported function: the caller's pointers checked in the
@@ -24,7 +24,9 @@ use crate::uapi::io_uring_cqe;
 /// Each CHECK refuses NULL with [`CReturn::from_errno`]`(EFAULT)` (`-EFAULT`,
 /// or NULL where the function returns a pointer):
 /// - `nonnull p;` — `p` stays a raw pointer;
-/// - `ref p;` / `mut p;` — `p` is rebound as a shared / mutable reference.
+/// - `ref p;` / `mut p;` — `p` is rebound as a shared / mutable reference;
+/// - `out p;` — a `struct io_uring_cqe **` the function stores a CQE
+///   pointer through, rebound as a `&mut` [`CqeOut`] (its old value unread).
 ///
 /// RING is what `ring` (any name) must be; it is rebound for `body`:
 /// - `live ring` — set up and not exited (`-EBADF`), a `&mut LiveRing`
@@ -62,6 +64,15 @@ macro_rules! ffi_boundary {
         };
         ffi_boundary!($($rest)+)
     }};
+    (out $p:ident; $($rest:tt)+) => {{
+        // SAFETY: a non-null pointer the caller passed is valid for writes
+        // (the exported function's contract); `CqeOut` does not assume it
+        // holds a valid pointer yet.
+        let Some($p) = (unsafe { $p.cast::<$crate::queue::CqeOut>().as_mut() }) else {
+            return $crate::ffi::CReturn::from_errno(libc::EFAULT);
+        };
+        ffi_boundary!($($rest)+)
+    }};
     (live $ring:ident => $body:expr) => {
         // SAFETY: forwarded contract (the exported function's).
         unsafe { $crate::ffi::with_ring($ring, |$ring| $body) }
@@ -80,6 +91,50 @@ macro_rules! ffi_boundary {
     };
     (=> $body:expr) => {
         $crate::ffi::guard($crate::ffi::CReturn::panicked(), || $body)
+    };
+}
+
+/// The body of a hot exported function (submit, and the reaping calls whose
+/// answer is often in the CQ ring already): [`ffi_boundary!`]'s contract
+/// (pointer checks, `-errno`, no panic unwinding into C) with the commonest
+/// ring served inline. The one other form an export may take.
+///
+/// ```text
+/// ffi_hot!(SELECT ring => fast; else slow)
+/// ffi_hot!(if cond, SELECT ring => fast; else slow)
+/// ```
+///
+/// SELECT is [`auto_ring`], [`plain_ring`] or [`hot_reap_ring`], which
+/// take the caller's ring, when `cond` holds, as a `&mut LiveRing` after
+/// one byte compare of its `rs_flags`; `fast` then
+/// runs with `ring` rebound, and is `Some(value)` to return or None to go
+/// on. Everything else runs `slow`, in the unsafe context of the exported
+/// function's contract: a call of an `#[inline(never)]` function that makes
+/// [`with_ring`]'s checks behind the panic boundary ([`with_ring`] itself,
+/// or the ring's `LIVE` mark first, then [`with_ring`]).
+///
+/// `fast` has no catching frame, on purpose: it is inline code over the
+/// ring words and at most the system call (no allocation, no indexing, no
+/// unwrap: nothing that panics), and a frame would cost the hot path saved
+/// registers and a landing pad, and turn its tail call into `slow` into a
+/// call. Should a bug make it panic all the same, the exported function is
+/// `extern "C"`, which cannot unwind: Rust aborts the process rather than
+/// unwind into C.
+macro_rules! ffi_hot {
+    (if $cond:expr, $select:ident $ring:ident => $fast:expr; else $slow:expr) => {{
+        if $cond {
+            // SAFETY: forwarded contract (the exported function's).
+            if let Some($ring) = unsafe { $crate::ffi::$select($ring) } {
+                if let Some(value) = $fast {
+                    return value;
+                }
+            }
+        }
+        // SAFETY: forwarded contract (the exported function's).
+        unsafe { $slow }
+    }};
+    ($select:ident $ring:ident => $fast:expr; else $slow:expr) => {
+        ffi_hot!(if true, $select $ring => $fast; else $slow)
     };
 }
 
@@ -206,6 +261,68 @@ unsafe fn with_ring(ring: *mut io_uring, f: impl FnOnce(&mut LiveRing) -> c_int)
     }
 }
 
+/// The caller's ring when it is a ring of this library whose `rs_flags`
+/// is `FLAGS` give or take `OPTIONAL` ([`LiveRing::flagged_from_mut`]): one
+/// byte compare after the NULL test, none of the pointer checks of
+/// [`with_ring`]. The three uses: [`PLAIN`] (no SQ thread, no SQ_REWIND,
+/// no extension), [`AUTO`] (that, with the library's automatic ring fd:
+/// the commonest ring, see `ring_fd::auto_register_ring_fd`) and either
+/// ([`PLAIN`], optional [`rs_flags::AUTO_REG`]) for the entry points whose
+/// enters pick the registered slot or the fd themselves (peeks and waits).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn hot_ring<'a, const FLAGS: u8, const OPTIONAL: u8>(
+    ring: *mut io_uring,
+) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract (a non-null ring nobody else is using, set
+    // up by this library if it carries its mark).
+    unsafe {
+        ring.as_mut()
+            .and_then(|r| LiveRing::flagged_from_mut::<FLAGS, OPTIONAL>(r))
+    }
+}
+
+/// `rs_flags` of a plain ring.
+const PLAIN: u8 = rs_flags::LIVE;
+/// `rs_flags` of a plain ring with the library's automatic ring fd.
+const AUTO: u8 = rs_flags::LIVE | rs_flags::AUTO_REG;
+/// What a reaping entry point lets through on top of [`PLAIN`].
+const REAP_OPTIONAL: u8 = rs_flags::AUTO_REG;
+
+/// The caller's ring when it is a plain ring with the library's automatic
+/// ring fd (see [`hot_ring`]): the commonest ring, submitted inline.
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn auto_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract.
+    unsafe { hot_ring::<AUTO, 0>(ring) }
+}
+
+/// The caller's ring when it is a plain ring (see [`hot_ring`]).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn plain_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract.
+    unsafe { hot_ring::<PLAIN, 0>(ring) }
+}
+
+/// The caller's ring when a reaping entry point may take it inline: a
+/// plain ring, or one with only an automatic ring fd (see [`hot_ring`]).
+///
+/// # Safety
+/// As for [`with_ring`].
+#[inline(always)]
+unsafe fn hot_reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
+    // SAFETY: forwarded contract.
+    unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) }
+}
+
 /// [`with_ring`] for calls that change only the ring's scalar fields (fds,
 /// flags) and dereference none of its pointers: `f` gets the plain struct.
 ///
@@ -222,25 +339,6 @@ unsafe fn with_ring_fields<R: CReturn>(
         Some(_) => R::from_errno(libc::EBADF),
         None => R::from_errno(libc::EFAULT),
     }
-}
-
-/// Runs `f` on the caller's set-up ring and CQE output pointer: `-EFAULT`
-/// for either NULL, otherwise as [`with_ring`].
-///
-/// # Safety
-/// As for [`live_ring`]; a non-null `cqe_ptr` must be writable.
-#[inline(always)]
-unsafe fn with_ring_cqe(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    f: impl FnOnce(&mut LiveRing, &mut CqeOut) -> c_int,
-) -> c_int {
-    // SAFETY: forwarded contract (a writable, possibly uninitialised pointer).
-    let Some(out) = (unsafe { cqe_ptr.cast::<CqeOut>().as_mut() }) else {
-        return -libc::EFAULT;
-    };
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| f(r, out)) }
 }
 
 /// The caller's array of `len` CQE pointers as a slice (possibly

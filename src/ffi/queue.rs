@@ -1,59 +1,23 @@
-//! Submission and completion entry points (the hot path).
+//! Submission and completion entry points (the hot path). The hot ones
+//! (submit, peeks, the `__io_uring_get_cqe` engine) are [`ffi_hot!`]
+//! bodies, the rest [`ffi_boundary!`] bodies. Which submit path a ring
+//! takes past its pointer checks is the core's choice
+//! ([`LiveRing::submit_and_wait_with`]); what is chosen here is only how
+//! much checking a ring's `rs_flags` lets the entry point skip.
 
 use core::ffi::{c_int, c_uint};
 
-use super::{cqe_array, guard, live_ring, with_ring, with_ring_cqe, PANICKED};
+use super::{cqe_array, guard, hot_reap_ring, live_ring, with_ring, PANICKED};
 use crate::queue::CqeOut;
-use crate::ring::{io_uring, rs_flags, LiveRing};
+use crate::ring::{io_uring, LiveRing};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
 
 // io_uring_get_sqe is the header's _io_uring_get_sqe, exported by
-// src/inline_ffi.c (one implementation for the inline and the exported
+// src/ffi/inline_ffi.c (one implementation for the inline and the exported
 // symbol).
 
-/// The caller's ring when it is a ring of this library whose `rs_flags`
-/// is `FLAGS` give or take `OPTIONAL` ([`LiveRing::flagged_from_mut`]): one
-/// byte compare after the NULL test, none of the pointer checks of
-/// [`with_ring`]. The three uses: [`PLAIN`] (no SQ thread, no SQ_REWIND,
-/// no extension), [`AUTO`] (that, with the library's automatic ring fd:
-/// the commonest ring, see `ring_fd::auto_register_ring_fd`) and either
-/// ([`PLAIN`], optional [`rs_flags::AUTO_REG`]) for the entry points whose
-/// enters pick the registered slot or the fd themselves (peeks and waits).
-///
-/// # Safety
-/// As for [`with_ring`].
-#[inline(always)]
-unsafe fn hot_ring<'a, const FLAGS: u8, const OPTIONAL: u8>(
-    ring: *mut io_uring,
-) -> Option<&'a mut LiveRing> {
-    // SAFETY: forwarded contract (a non-null ring nobody else is using, set
-    // up by this library if it carries its mark).
-    unsafe {
-        ring.as_mut()
-            .and_then(|r| LiveRing::flagged_from_mut::<FLAGS, OPTIONAL>(r))
-    }
-}
-
-/// `rs_flags` of a plain ring.
-const PLAIN: u8 = rs_flags::LIVE;
-/// `rs_flags` of a plain ring with the library's automatic ring fd.
-const AUTO: u8 = rs_flags::LIVE | rs_flags::AUTO_REG;
-/// What a reaping entry point lets through on top of [`PLAIN`].
-const REAP_OPTIONAL: u8 = rs_flags::AUTO_REG;
-
-/// The caller's ring when a reaping entry point may take it inline: a
-/// plain ring, or one with only an automatic ring fd (see [`hot_ring`]).
-///
-/// # Safety
-/// As for [`with_ring`].
-#[inline(always)]
-pub(super) unsafe fn hot_reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
-    // SAFETY: forwarded contract.
-    unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) }
-}
-
 /// [`with_ring`] for the hot entry points that reap (waits): a plain ring,
-/// or one with only an automatic ring fd (see [`hot_ring`]), runs `f` at
+/// or one with only an automatic ring fd (see [`super::hot_ring`]), runs `f` at
 /// once; every other ring (NULL: `-EFAULT`, not set up:
 /// `-EBADF`, a ring using an extension, a ring another liburing set up)
 /// goes through [`with_ring`]'s checks, out of line.
@@ -101,46 +65,26 @@ unsafe fn with_marked_ring<F: FnOnce(&mut LiveRing) -> c_int>(ring: *mut io_urin
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { submit_and_wait(ring, 0) }
+    ffi_hot!(auto_ring ring => Some(ring.submit_auto(0)); else submit_not_auto(ring, 0))
 }
 
-/// The submit path of io_uring_submit and io_uring_submit_and_wait: a
-/// plain ring's inline (see [`hot_ring`]), every other one's through
-/// [`submit_checked`].
-///
-/// # Safety
-/// As for [`with_ring`].
-#[inline(always)]
-unsafe fn submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { hot_ring::<AUTO, 0>(ring) } {
-        return guard(PANICKED, || r.submit_auto(wait_nr));
-    }
-    // SAFETY: forwarded contract.
-    unsafe { submit_not_auto(ring, wait_nr) }
-}
-
-/// [`submit_and_wait`] for every ring but the commonest (a plain ring with
-/// the library's automatic ring fd), out of line so that the commonest
-/// pays one compare: a plain ring without it (its fd registered by the
-/// application, or not at all) inline, the others through [`submit_checked`].
+/// The submit path of io_uring_submit and io_uring_submit_and_wait for
+/// every ring but the commonest (a plain ring with the library's automatic
+/// ring fd), out of line so that the commonest pays one compare: a plain
+/// ring without it (its fd registered by the application, or not at all)
+/// inline, the others through [`submit_checked`].
 ///
 /// # Safety
 /// As for [`with_ring`].
 #[inline(never)]
 unsafe fn submit_not_auto(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { hot_ring::<PLAIN, 0>(ring) } {
-        return guard(PANICKED, || r.submit_plain(wait_nr));
-    }
-    // SAFETY: forwarded contract.
-    unsafe { submit_checked(ring, wait_nr) }
+    ffi_hot!(plain_ring ring => Some(ring.submit_plain(wait_nr)); else submit_checked(ring, wait_nr))
 }
 
-/// [`submit_and_wait`] for every ring but a plain one, out of line, with
-/// [`with_ring`]'s checks: the extensions' path ([`submit_ext`]), or the
-/// full plain one (SQPOLL or SQ_REWIND rings, rings another liburing set up).
+/// [`submit_not_auto`] for every ring but a plain one, out of line, with
+/// [`with_ring`]'s checks; the core picks the path
+/// ([`LiveRing::submit_and_wait_with`]), the extensions' one through
+/// [`submit_ext`].
 ///
 /// # Safety
 /// As for [`with_ring`].
@@ -149,10 +93,7 @@ unsafe fn submit_checked(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
     // SAFETY: forwarded contract.
     unsafe {
         with_marked_ring(ring, |r| {
-            if r.rs_flags & rs_flags::EXT != 0 {
-                return submit_ext(r, wait_nr);
-            }
-            r.submit_no_ext(wait_nr)
+            r.submit_and_wait_with(wait_nr, |r| submit_ext(r, wait_nr))
         })
     }
 }
@@ -172,8 +113,7 @@ extern "C" fn submit_ext(r: &mut LiveRing, wait_nr: c_uint) -> c_int {
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut io_uring, wait_nr: c_uint) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { submit_and_wait(ring, wait_nr) }
+    ffi_hot!(auto_ring ring => Some(ring.submit_auto(wait_nr)); else submit_not_auto(ring, wait_nr))
 }
 
 /// Submits and waits for `wait_nr` completions or until `ts` passes;
@@ -189,12 +129,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.submit_and_wait_timeout(out, wait_nr, ts, 0, sigmask)
-        })
-    }
+    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, 0, sigmask))
 }
 
 /// Submits and, whether or not anything was queued, flushes completions.
@@ -203,8 +138,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.submit_and_get_events()) }
+    ffi_boundary!(live ring => ring.submit_and_get_events())
 }
 
 /// Enters the kernel to flush overflowed completions and run task work.
@@ -213,8 +147,7 @@ pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut io_uring) -> 
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn io_uring_get_events(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.get_events()) }
+    ffi_boundary!(live ring => ring.get_events())
 }
 
 /// Waits for `wait_nr` completions, or until `ts` passes (`-ETIME`).
@@ -229,12 +162,7 @@ pub unsafe extern "C" fn io_uring_wait_cqes(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.wait_cqes(out, wait_nr, ts, sigmask)
-        })
-    }
+    ffi_boundary!(out cqe_ptr; live ring => ring.wait_cqes(cqe_ptr, wait_nr, ts, sigmask))
 }
 
 /// Waits for one completion or until `ts` passes (`-ETIME`).
@@ -247,8 +175,7 @@ pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
     cqe_ptr: *mut *mut io_uring_cqe,
     ts: *mut __kernel_timespec,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring_cqe(ring, cqe_ptr, |r, out| r.wait_cqe_timeout(out, ts)) }
+    ffi_boundary!(out cqe_ptr; live ring => ring.wait_cqe_timeout(cqe_ptr, ts))
 }
 
 /// Fills `cqes` with up to `count` ready completions without consuming them.
@@ -266,14 +193,7 @@ pub unsafe extern "C" fn io_uring_peek_batch_cqe(
     }
     // SAFETY: `cqes` has room for `count` pointers (forwarded contract).
     let out = unsafe { cqe_array(cqes, count) };
-    // SAFETY: forwarded contract.
-    if let Some(r) = unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) } {
-        if let Some(n) = r.peek_batch_ready(out) {
-            return n;
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe { peek_batch_checked(ring, out) }
+    ffi_hot!(hot_reap_ring ring => ring.peek_batch_ready(out); else peek_batch_checked(ring, out))
 }
 
 /// [`io_uring_peek_batch_cqe`] for every ring but a plain one, and for a
@@ -314,15 +234,12 @@ pub unsafe extern "C" fn __io_uring_get_cqe(
     };
     // Enough CQEs ready and nothing to submit (io_uring_wait_cqe_nr's
     // commonest call): the head CQE at once, in code that cannot unwind.
-    if submit == 0 {
-        // SAFETY: forwarded contract.
-        if let Some(cqe) = unsafe { hot_reap_ring(ring) }.and_then(|r| r.ready_head_cqe(wait_nr)) {
-            out.write(cqe);
-            return 0;
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe { get_cqe_full(ring, out, submit, wait_nr, sigmask) }
+    let ready = |cqe| {
+        out.write(cqe);
+        0
+    };
+    ffi_hot!(if submit == 0, hot_reap_ring ring => ring.ready_head_cqe(wait_nr).map(ready);
+        else get_cqe_full(ring, out, submit, wait_nr, sigmask))
 }
 
 /// [`__io_uring_get_cqe`] past its inline case: liburing's whole loop, out
@@ -348,8 +265,7 @@ unsafe fn get_cqe_full(
 /// `ring` must be NULL or a live ring.
 #[no_mangle]
 pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut io_uring) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe { with_ring(ring, |r| r.sqring_wait()) }
+    ffi_boundary!(live ring => ring.sqring_wait())
 }
 
 /// Like io_uring_submit_and_wait_timeout, but once the first completion is
@@ -367,12 +283,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     min_wait: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.submit_and_wait_min_timeout(out, wait_nr, ts, min_wait, sigmask)
-        })
-    }
+    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_min_timeout(cqe_ptr, wait_nr, ts, min_wait, sigmask))
 }
 
 /// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
@@ -389,12 +300,7 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     min_ts_usec: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.wait_cqes_min(out, wait_nr, ts, min_ts_usec, sigmask)
-        })
-    }
+    ffi_boundary!(out cqe_ptr; live ring => ring.wait_cqes_min(cqe_ptr, wait_nr, ts, min_ts_usec, sigmask))
 }
 
 /// Submits and waits using the wait parameters in slot `reg_index` of the
@@ -409,10 +315,5 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
     wait_nr: c_uint,
     reg_index: c_int,
 ) -> c_int {
-    // SAFETY: forwarded contract.
-    unsafe {
-        with_ring_cqe(ring, cqe_ptr, |r, out| {
-            r.submit_and_wait_reg(out, wait_nr, reg_index)
-        })
-    }
+    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_reg(cqe_ptr, wait_nr, reg_index))
 }

@@ -5,7 +5,7 @@ use core::ffi::{c_char, c_int, c_uint};
 use core::mem::MaybeUninit;
 
 use super::cqe_array;
-use super::queue::{hot_reap_ring, with_hot_ring};
+use super::queue::with_hot_ring;
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
@@ -61,18 +61,11 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     // CQEs that are ready already, on a plain ring: inline code that
     // cannot unwind (no catching frame, no saved registers); anything else
     // out of line, where a frame catches.
-    if !cqes.is_null() {
-        // SAFETY: forwarded contract.
-        if let Some(r) = unsafe { hot_reap_ring(ring) } {
-            // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
-            let out = unsafe { cqe_array(cqes, max) };
-            if let Some(ret) = r.wait_batch_ready(out, min) {
-                return ret;
-            }
-        }
-    }
-    // SAFETY: forwarded contract.
-    unsafe { wait_batch_slow(ring, cqes, max, min, ts) }
+    ffi_hot!(if !cqes.is_null(), hot_reap_ring ring => {
+        // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
+        let out = unsafe { cqe_array(cqes, max) };
+        ring.wait_batch_ready(out, min)
+    }; else wait_batch_slow(ring, cqes, max, min, ts))
 }
 
 /// [`rsuring_wait_batch_cqe`] when it has to enter, or for any ring but a
