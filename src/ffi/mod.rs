@@ -32,9 +32,9 @@ use crate::uapi::io_uring_cqe;
 /// - `live ring` — set up and not exited (`-EBADF`), a `&mut LiveRing`
 ///   ([`with_ring`]);
 /// - `fields ring` — set up and not exited (`-EBADF`), a `&mut io_uring`
-///   whose pointers `body` does not follow ([`with_ring_fields`]);
+///   whose pointers `body` does not follow ([`with_ring_struct`]);
 /// - `memory ring` — any memory for a `struct io_uring` (a ring being set
-///   up, or exited), a `&mut io_uring` ([`with_ring_memory`]);
+///   up, or exited), a `&mut io_uring` ([`with_ring_struct`]);
 /// - nothing (`=> body`) — no ring; `unsafe => body` where `body` hands the
 ///   caller's raw pointers on.
 ///
@@ -79,11 +79,11 @@ macro_rules! ffi_boundary {
     };
     (fields $ring:ident => $body:expr) => {
         // SAFETY: forwarded contract (the exported function's).
-        unsafe { $crate::ffi::with_ring_fields($ring, |$ring| $body) }
+        unsafe { $crate::ffi::with_ring_struct::<true, _>($ring, |$ring| $body) }
     };
     (memory $ring:ident => $body:expr) => {
         // SAFETY: forwarded contract (the exported function's).
-        unsafe { $crate::ffi::with_ring_memory($ring, |$ring| $body) }
+        unsafe { $crate::ffi::with_ring_struct::<false, _>($ring, |$ring| $body) }
     };
     (unsafe => $body:expr) => {
         // SAFETY: forwarded contract (the exported function's).
@@ -323,24 +323,6 @@ unsafe fn hot_reap_ring<'a>(ring: *mut io_uring) -> Option<&'a mut LiveRing> {
     unsafe { hot_ring::<PLAIN, REAP_OPTIONAL>(ring) }
 }
 
-/// [`with_ring`] for calls that change only the ring's scalar fields (fds,
-/// flags) and dereference none of its pointers: `f` gets the plain struct.
-///
-/// # Safety
-/// As for [`ring_mut`].
-#[inline(always)]
-unsafe fn with_ring_fields<R: CReturn>(
-    ring: *mut io_uring,
-    f: impl FnOnce(&mut io_uring) -> R,
-) -> R {
-    // SAFETY: forwarded contract.
-    match unsafe { ring_mut(ring) } {
-        Some(r) if r.is_live() => guard(R::panicked(), || f(r)),
-        Some(_) => R::from_errno(libc::EBADF),
-        None => R::from_errno(libc::EFAULT),
-    }
-}
-
 /// The caller's array of `len` CQE pointers as a slice (possibly
 /// uninitialised); `ptr` is non-null.
 ///
@@ -352,18 +334,22 @@ unsafe fn cqe_array<'a>(ptr: *mut *mut io_uring_cqe, len: c_uint) -> &'a mut [Cq
     unsafe { core::slice::from_raw_parts_mut(ptr.cast::<CqeOut>(), len as usize) }
 }
 
-/// Runs `f` on the memory of a ring being set up (or of any ring, for
-/// calls that check it themselves): `-EFAULT` for NULL.
+/// Runs `f` on the plain struct of a ring: `-EFAULT` for NULL. `LIVE`:
+/// for calls that change only a live ring's scalar fields (fds, flags) and
+/// dereference none of its pointers (`-EBADF` for a ring not set up);
+/// without it, for the memory of a ring being set up (or of any ring, for
+/// calls that check it themselves).
 ///
 /// # Safety
 /// As for [`ring_mut`].
 #[inline(always)]
-unsafe fn with_ring_memory<R: CReturn>(
+unsafe fn with_ring_struct<const LIVE: bool, R: CReturn>(
     ring: *mut io_uring,
     f: impl FnOnce(&mut io_uring) -> R,
 ) -> R {
     // SAFETY: forwarded contract.
     match unsafe { ring_mut(ring) } {
+        Some(r) if LIVE && !r.is_live() => R::from_errno(libc::EBADF),
         Some(r) => guard(R::panicked(), || f(r)),
         None => R::from_errno(libc::EFAULT),
     }

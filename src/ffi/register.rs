@@ -483,7 +483,8 @@ pub unsafe extern "C" fn io_uring_clone_buffers_offset(
     flags: c_uint,
 ) -> c_int {
     ffi_boundary!(ref src; live dst => {
-        fixed::clone_buffers_offset(dst, src, dst_off, src_off, nr, flags)
+        let flags = flags | crate::uapi::IORING_REGISTER_SRC_REGISTERED;
+        fixed::clone_buffers_with_flags(dst, src, dst_off, src_off, nr, flags)
     })
 }
 

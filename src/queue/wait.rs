@@ -90,10 +90,12 @@ impl LiveRing {
         self.wait_cqes(cqe_ptr, 1, ts, ptr::null())
     }
 
-    /// `io_uring_wait_cqes_min_timeout`: always the EXT_ARG path; `-EINVAL`
-    /// on kernels without IORING_FEAT_MIN_TIMEOUT.
-    pub fn wait_cqes_min(
+    /// `io_uring_wait_cqes_min_timeout` (always the EXT_ARG path), or with
+    /// `submit` `io_uring_submit_and_wait_min_timeout`; `-EINVAL` on
+    /// kernels without IORING_FEAT_MIN_TIMEOUT.
+    pub fn wait_min_timeout(
         &mut self,
+        submit: bool,
         cqe_ptr: &mut CqeOut,
         wait_nr: u32,
         ts: *const __kernel_timespec,
@@ -103,30 +105,11 @@ impl LiveRing {
         if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
             return -libc::EINVAL;
         }
-        self.wait_cqes_ext(
-            cqe_ptr,
-            Published::NONE,
-            wait_nr,
-            ts,
-            min_wait_usec,
-            sigmask,
-        )
-    }
-
-    /// `io_uring_submit_and_wait_min_timeout`; `-EINVAL` on kernels without
-    /// IORING_FEAT_MIN_TIMEOUT.
-    pub fn submit_and_wait_min_timeout(
-        &mut self,
-        cqe_ptr: &mut CqeOut,
-        wait_nr: u32,
-        ts: *const __kernel_timespec,
-        min_wait_usec: u32,
-        sigmask: *const libc::sigset_t,
-    ) -> c_int {
-        if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
-            return -libc::EINVAL;
+        if submit {
+            return self.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, min_wait_usec, sigmask);
         }
-        self.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, min_wait_usec, sigmask)
+        let none = Published::NONE;
+        self.wait_cqes_ext(cqe_ptr, none, wait_nr, ts, min_wait_usec, sigmask)
     }
 
     /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).

@@ -254,20 +254,6 @@ pub fn clone_buffers_with_flags(
     unsafe { register_struct(dst, IORING_REGISTER_CLONE_BUFFERS, &arg, 1) }
 }
 
-/// `io_uring_clone_buffers_offset`: [`clone_buffers_with_flags`] naming
-/// `src` by its registered index where possible.
-pub fn clone_buffers_offset(
-    dst: &io_uring,
-    src: &io_uring,
-    dst_off: u32,
-    src_off: u32,
-    nr: u32,
-    flags: u32,
-) -> c_int {
-    let flags = flags | IORING_REGISTER_SRC_REGISTERED;
-    clone_buffers_with_flags(dst, src, dst_off, src_off, nr, flags)
-}
-
 /// `__io_uring_clone_buffers`: all of `src`'s buffers, with `flags`.
 pub fn clone_all_buffers_with_flags(dst: &io_uring, src: &io_uring, flags: u32) -> c_int {
     clone_buffers_with_flags(dst, src, 0, 0, 0, flags)
@@ -276,5 +262,5 @@ pub fn clone_all_buffers_with_flags(dst: &io_uring, src: &io_uring, flags: u32) 
 /// `io_uring_clone_buffers`: all of `src`'s buffers, naming `src` by its
 /// registered index where possible.
 pub fn clone_buffers(dst: &io_uring, src: &io_uring) -> c_int {
-    clone_buffers_offset(dst, src, 0, 0, 0, 0)
+    clone_buffers_with_flags(dst, src, 0, 0, 0, IORING_REGISTER_SRC_REGISTERED)
 }

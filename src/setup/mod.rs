@@ -33,11 +33,8 @@ mod resize;
 mod sizes;
 mod sq_array;
 
-pub use self::mapping::*;
-pub use self::new_ring::*;
-pub use self::resize::*;
-pub use self::sizes::*;
 use self::sq_array::*;
+pub use self::{mapping::*, new_ring::*, resize::*, sizes::*};
 
 #[cfg(test)]
 mod tests {

@@ -77,12 +77,8 @@ mod marks;
 mod refusal;
 mod step_aside;
 
-pub use self::eligibility::*;
-pub use self::fd_table::*;
-pub use self::handover::*;
 use self::marks::*;
-pub use self::refusal::*;
-pub use self::step_aside::*;
+pub use self::{eligibility::*, fd_table::*, handover::*, refusal::*, step_aside::*};
 
 #[cfg(test)]
 mod tests {
@@ -189,27 +185,19 @@ mod tests {
         }
     }
 
-    /// docs/transparent-sqpoll.md holds the refusal conditions as this
-    /// module generates them; on a mismatch the message gives the text.
+    /// docs/transparent-sqpoll.md and rsuring(7)'s RSURING_SQPOLL section
+    /// hold the refusal conditions as this module generates them; on a
+    /// mismatch the message gives the text.
     #[test]
     fn the_docs_state_the_refusal_conditions_of_the_code() {
-        let want = conditions_markdown();
-        let have = generated_block(DOCS.0, DOCS.1, DOCS.2);
-        assert!(
-            have == want,
-            "docs/transparent-sqpoll.md disagrees with src/transparent/refusal.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
-        );
-    }
-
-    /// rsuring(7)'s RSURING_SQPOLL section likewise.
-    #[test]
-    fn the_man_page_states_the_refusal_conditions_of_the_code() {
-        let want = conditions_roff();
-        let have = generated_block(MAN.0, MAN.1, MAN.2);
-        assert!(
-            have == want,
-            "docs/man/man7/rsuring.7 disagrees with src/transparent/refusal.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}"
-        );
+        for (place, want) in [(DOCS, conditions_markdown()), (MAN, conditions_roff())] {
+            let have = generated_block(place.0, place.1, place.2);
+            assert!(
+                have == want,
+                "{} disagrees with src/transparent/refusal.rs (regenerate: cargo test --lib -- --ignored regenerate_refusal_docs):\n{want}",
+                place.0
+            );
+        }
     }
 
     #[test]
