@@ -1,14 +1,11 @@
-//! The module layering of src/ (the rsuring-stat binary aside), read from
-//! the tokens of every file, `#[cfg(test)]` items left out. The layers are
-//! the numbered list of src/lib.rs's crate documentation ([`layers_of`]).
-//! Every path of two segments or more (in code, types, `use` trees and macro
-//! calls such as `ffi_boundary!`) is an edge of the module graph, which must
-//! be acyclic and go from a later layer to an earlier one. Also: ring methods
-//! (`impl io_uring`, `impl LiveRing`) live only in ring.rs and queue/, no
-//! module below queue calls a method of queue/'s `impl LiveRing` (a method
-//! call is an edge no import shows), and no file but ring.rs reaches a
-//! kernel-shared ring word. Each rule also runs on small made-up trees
-//! ([`CASES`]), so that it is known to fail when it should.
+//! The layering of src/ (src/bin aside), read from the tokens of each file
+//! without its `#[cfg(test)]` items, against the layers src/lib.rs lists
+//! ([`layers_of`]). Every path of two segments or more (code, types, `use`
+//! trees, macro calls such as `ffi_boundary!`) is an edge of the module graph,
+//! which must be acyclic and go to an earlier layer. Ring methods live only in
+//! ring.rs and queue/, no module below queue calls one of queue/'s (an edge no
+//! import shows), and only ring.rs reaches a kernel-shared ring word. Each
+//! rule also runs on made-up trees ([`CASES`]) that break it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -67,10 +64,12 @@ fn scan(tokens: TokenStream, prefix: &[String], (live, deref): (bool, bool), f: 
         }
         run.clear();
     };
-    let (mut run, mut skip) = (Vec::new(), false);
+    let (mut run, mut skip, mut star) = (Vec::new(), false, deref);
     for (i, tt) in tts.iter().enumerate() {
         let (t, after) = (text(i), text(i + 1));
         let (before, b2) = (text(i.wrapping_sub(1)), text(i.wrapping_sub(2)));
+        // In a chain of fields and names right after a `*`.
+        star = (star || before == "*") && (matches!(tt, TokenTree::Ident(_)) || t == ".");
         let brace = matches!(tt, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
         let joined = before == ":" && b2 == ":"; // the token follows `::`
         if skip || t == "#" && after.replace(' ', "") == "[cfg(test)]" {
@@ -89,14 +88,8 @@ fn scan(tokens: TokenStream, prefix: &[String], (live, deref): (bool, bool), f: 
                     f.live_ring_methods.insert(after.clone());
                 }
                 if before == "." && RING_WORDS.split(' ').any(|w| w == t) {
-                    let mut start = i;
-                    let ident = |j| matches!(tts.get(j), Some(TokenTree::Ident(_)));
-                    while ident(start.wrapping_sub(1)) || text(start.wrapping_sub(1)) == "." {
-                        start -= 1;
-                    }
-                    let derefed = text(start.wrapping_sub(1)) == "*" || deref && start == 0;
                     let method = POINTER_METHODS.split(' ').any(|m| m == text(i + 2));
-                    f.ring_word |= if after == "." { method } else { derefed };
+                    f.ring_word |= if after == "." { method } else { star };
                 }
             }
             TokenTree::Group(g) if brace && joined => {
@@ -139,20 +132,15 @@ fn target(module: &str, path: &[String], tree: &Tree) -> Option<String> {
     Some(prefixes.find(|m| tree.contains_key(m)).unwrap_or_default())
 }
 
-/// The top-level module of `module` (whose layer it is in).
-fn top(module: &str) -> &str {
-    module.split("::").next().unwrap_or(module)
-}
-
 /// Everything wrong with `tree` under `layers`, lowest first.
 fn check(layers: &[Vec<String>], tree: &Tree) -> Vec<String> {
     let (mut problems, mut edges, mut layer) = (Vec::new(), Vec::new(), BTreeMap::new());
+    let top = |m: &str| m.split("::").next().unwrap_or_default().to_string();
     for (n, names) in layers.iter().enumerate() {
         layer.extend(names.iter().map(|m| (m.as_str(), n + 1)));
     }
-    let layer_of = |m: &str| layer.get(top(m)).copied();
-    let mut queue_methods = BTreeSet::new();
-    let mut facts = Vec::new();
+    let layer_of = |m: &str| layer.get(&*top(m)).copied();
+    let (mut queue_methods, mut below_queue) = (BTreeSet::new(), Vec::new());
     for (module, (file, text)) in tree {
         let mut f = Facts::default();
         scan(text.parse().unwrap(), &[], Default::default(), &mut f);
@@ -171,15 +159,13 @@ fn check(layers: &[Vec<String>], tree: &Tree) -> Vec<String> {
             edges.extend(to.map(|to| (module.as_str(), to, path.join("::"))));
         }
         if top(module) == "queue" {
-            queue_methods.extend(f.live_ring_methods.clone());
+            queue_methods.extend(f.live_ring_methods);
+        } else if layer_of(module).is_some_and(|l| Some(l) < layer_of("queue")) {
+            below_queue.push((file, f.calls));
         }
-        facts.push((file, layer_of(module), f.calls));
     }
-    for (file, layer, calls) in facts.iter().filter(|f| f.1 < layer_of("queue")) {
-        for name in queue_methods
-            .iter()
-            .filter(|n| layer.is_some() && calls.contains(*n))
-        {
+    for (file, calls) in below_queue {
+        for name in queue_methods.intersection(&calls) {
             problems.push(format!("{file}: calls `.{name}(…)` of queue/"));
         }
     }
@@ -222,10 +208,8 @@ fn layers_of(lib_rs: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn the_module_graph_of_src_follows_the_layers_of_src_lib_rs() {
-    let (src, mut tree) = (
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        Tree::new(),
-    );
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut tree = Tree::new();
     read_tree(&src, &src, &mut tree);
     let layers = layers_of(&tree[""].1);
     assert_eq!(layers.len(), 7, "src/lib.rs's layers as read: {layers:?}");
@@ -247,18 +231,13 @@ const CASES: &[(&str, &str, Files, &[&str])] = &[
         ("b.rs", "use crate::{a::{self, f}};\nfn h(_: crate::a::X) { assert!(super::a::f() == ()); }")], &[]),
     ("paths against the order; the crate root; no layer", "a n w | x", &[("x.rs", ""),
         ("a.rs", "use crate::{x::X};\nuse crate::Reexported;"), ("stray.rs", ""), ("w/mod.rs", "mod kid;"),
-        ("n.rs", "fn f() { own_syntax!(nonnull p; ring => $crate::x::g(ring)); }"),
-        ("w/kid.rs", "fn f() -> Vec<super::super::x::X> {}")],
-        &["src/a.rs: a (1) imports x (2): `crate::x::X`", "n (1) imports x (2): `crate::x::g`",
-          "src/w/kid.rs: w::kid (1) imports x (2)", "`crate::Reexported` goes through the crate root",
-          "src/stray.rs: module `stray` is in no"]),
-    ("a cycle", "a", &[("a.rs", "mod kid;\nfn f() { kid::g() }"), ("a/kid.rs", "fn g() { super::h() }")],
-        &["a module cycle among {\"a\", \"a::kid\"}"]),
+        ("n.rs", "fn f() { own_syntax!(nonnull p; ring => $crate::x::g(ring)); }"), ("w/kid.rs", "fn f() -> Vec<super::super::x::X> {}")],
+        &["src/a.rs: a (1) imports x (2): `crate::x::X`", "n (1) imports x (2): `crate::x::g`", "src/w/kid.rs: w::kid (1) imports x (2)",
+          "`crate::Reexported` goes through the crate root", "src/stray.rs: module `stray` is in no"]),
+    ("a cycle", "a", &[("a.rs", "fn f() { kid::g() }"), ("a/kid.rs", "fn g() { super::h() }")], &["a module cycle among"]),
     ("ring methods, queue/'s methods and ring words", "ring | stats env lock reg | queue | ffi", &[
-        ("ring.rs", "impl LiveRing { pub fn head(&self) -> u32 { unsafe { *self.cq.khead } } }"),
-        ("stats.rs", "impl LiveRing { fn count(&self) { self.flush_sq(); } }"),
-        ("env.rs", "fn slot(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }"),
-        ("lock.rs", "fn word(p: *mut u32) { let _ = unsafe { AtomicU32::from_ptr(p) }; }"),
+        ("ring.rs", "impl LiveRing { pub fn head(&self) -> u32 { unsafe { *self.cq.khead } } }"), ("stats.rs", "impl LiveRing { fn count(&self) { self.flush_sq(); } }"),
+        ("env.rs", "fn s(r: &LiveRing) -> *mut u32 { unsafe { r.sq.array.add(1) } }"), ("lock.rs", "fn w() { AtomicU32::from_ptr(p) }"),
         ("reg.rs", "fn f(r: &LiveRing) -> u32 { r.sq.array = 0; unsafe { *(r.cq.khead) } }"),
         ("queue/mod.rs", "mod submit;"), ("queue/submit.rs", "impl LiveRing { fn flush_sq(&self) {} }"),
         ("ffi.rs", "fn f(r: &LiveRing) { r.flush_sq(); r.cq.khead.is_null(); }")],
@@ -272,14 +251,10 @@ fn the_checker_finds_what_each_made_up_tree_breaks() {
     let file =
         |&(f, text): &(&str, &str)| (module_of(Path::new(f)), (format!("src/{f}"), text.into()));
     for &(what, layers, files, want) in CASES {
-        let problems = check(
-            &layers.split('|').map(words).collect::<Vec<_>>(),
-            &files.iter().map(file).collect(),
-        );
+        let layers: Vec<_> = layers.split('|').map(words).collect();
+        let problems = check(&layers, &files.iter().map(file).collect());
         let found = |w: &&str| problems.iter().any(|p| p.contains(w));
-        assert!(
-            want.iter().all(found) && problems.len() == want.len(),
-            "{what}: {problems:#?}"
-        );
+        let all = want.iter().all(found) && problems.len() == want.len();
+        assert!(all, "{what}: {problems:#?}");
     }
 }
