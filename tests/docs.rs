@@ -26,17 +26,15 @@ fn performance_doc_is_generated_from_the_results() {
     if !common::require_tool("docs/performance.md", "python3", "python3") {
         return;
     }
-    let out = Command::new("python3")
-        .arg(common::repo().join("bench/performance_doc.py"))
-        .output()
-        .expect("python3 runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "bench/performance_doc.py: {stderr}");
-    assert!(
-        String::from_utf8_lossy(&out.stdout) == read("docs/performance.md"),
-        "docs/performance.md is not bench/performance_doc.py's output: run \
-         `python3 bench/performance_doc.py --write` (bench/run.sh --commit-results does)"
+    let script = common::repo().join("bench/performance_doc.py");
+    let out = Command::new("python3").arg(script).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
     );
+    assert!(out.status.success(), "bench/performance_doc.py: {stderr}");
+    let stale = "docs/performance.md is stale: python3 bench/performance_doc.py --write";
+    assert!(stdout == read("docs/performance.md"), "{stale}");
 }
 
 /// The decimal figures (`0.990`, `3.57`, `±2.8%`, `0.723–0.827`) of a text.
@@ -63,12 +61,11 @@ fn readme_figures_come_from_the_performance_doc() {
     let known = figures(&performance);
     let quoted = figures(readme_section(&readme, "Headline results"));
     assert!(!quoted.is_empty(), "no figure in the headline results");
-    for f in quoted {
-        assert!(
-            known.contains(&f),
-            "headline {f}: not in docs/performance.md"
-        );
-    }
+    let unknown: Vec<_> = quoted.into_iter().filter(|f| !known.contains(f)).collect();
+    assert!(
+        unknown.is_empty(),
+        "headline figures not in docs/performance.md: {unknown:?}"
+    );
 }
 
 #[test]
@@ -144,17 +141,12 @@ fn changelog_nodes() -> Nodes {
 #[test]
 fn documents_list_every_symbol_node() {
     let (map, changelog) = (map_nodes(), changelog_nodes());
-    for node in map.keys().chain(changelog.keys()) {
-        assert_eq!(
-            changelog.get(node),
-            map.get(node),
-            "docs/CHANGELOG.md {node}"
-        );
-    }
-    let (compatibility, man) = (
-        read("docs/compatibility.md"),
-        read("docs/man/man7/rsuring.7"),
+    assert_eq!(
+        changelog, map,
+        "docs/CHANGELOG.md's nodes against src/ffi/liburing.map's"
     );
+    let compatibility = read("docs/compatibility.md");
+    let man = read("docs/man/man7/rsuring.7");
     for node in map.keys().filter(|n| n.starts_with("RSURING_")) {
         let quoted = format!("`{node}`");
         assert!(compatibility.contains(&quoted), "compatibility.md: {node}");
