@@ -198,7 +198,8 @@ late_sq_head_case() {
 	rm -f "$WORK"/l.*
 }
 if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
-	-o "$SHIM" "$HERE/../c_tests/fio_engine/late_sq_head.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
+	-ffunction-sections -fdata-sections -Wl,--gc-sections -o "$SHIM" \
+	"$HERE/../c_tests/fio_engine/late_sq_head.c" "$HERE/../c_tests/rsuring_test.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
 	for spec in "${ALL_FIOS[@]}"; do
 		for rw in randrw rw randwrite; do
 			for qd in 1 16; do

@@ -30,7 +30,8 @@ fi
 EMULATE_61=(target/oldkernel/supervise --kernel 6.1 --)
 build_supervisor() {
 	mkdir -p target/oldkernel
-	cc -Wall -Wextra -Werror -O2 -std=gnu11 -D_GNU_SOURCE -o target/oldkernel/supervise c_tests/oldkernel/supervise.c
+	cc -Wall -Wextra -Werror -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -ffunction-sections -fdata-sections -Wl,--gc-sections \
+		-o target/oldkernel/supervise c_tests/oldkernel/supervise.c c_tests/rsuring_test.c
 }
 oldkernel_cargo_tests() {
 	"${EMULATE_61[@]}" cargo test --release --no-fail-fast --test dropin --test differential --test sqpoll --test hostile -- --test-threads=1

@@ -5,7 +5,7 @@
 //!   liburing 2.3 returns (`c_tests/oldkernel/mlock.c`, built twice).
 //! - The `emulated_*` tests run programs under `c_tests/oldkernel/supervise.c`,
 //!   which makes the real kernel's io_uring answer as an older kernel's
-//!   would (its tables: `c_tests/oldkernel/kernels.h`; what it cannot
+//!   would (its tables: `SINCE` in `c_tests/oldkernel/supervise.c`; what it cannot
 //!   emulate: docs/compatibility.md).
 
 mod common;
@@ -128,7 +128,7 @@ fn per_image(log: &str) -> Vec<Vec<&str>> {
 
 #[test]
 fn tables_give_each_kernels_interface() {
-    // The masks kernels.h yields, restated from the kernels' uapi headers.
+    // The masks supervise.c's SINCE table yields, restated from the kernels' uapi headers.
     let want = [
         ("5.15", "setup_flags=0x7f features=0x7ff enter_flags=0xf register_ops=20 reg_reg_ring=0 last_op=39"),
         ("6.1", "setup_flags=0x3fff features=0x1fff enter_flags=0x1f register_ops=26 reg_reg_ring=0 last_op=48"),

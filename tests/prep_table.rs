@@ -517,11 +517,18 @@ fn inline_helpers_behave_like_upstream() {
         Some(&their_include),
         &["-c", "-w", "-DWRAP_PREFIX=theirs_"],
     );
+    // With the helper pair's bodies, like every C test program (what it
+    // does not call is dropped at link time: this program links no liburing).
+    let helpers = common::repo().join("c_tests/rsuring_test.c");
     compile(
         &bin,
-        &[&src.join("compare.c"), &ours, &theirs],
+        &[&src.join("compare.c"), &helpers, &ours, &theirs],
         Some(&include),
-        &[],
+        &["-D_GNU_SOURCE", "-pthread"]
+            .iter()
+            .chain(common::cbuild::GC_FLAGS)
+            .copied()
+            .collect::<Vec<_>>(),
     );
     eprint!("{}", run(&bin));
 }

@@ -37,7 +37,7 @@ static void *sym(void *h, const char *name)
 	return p;
 }
 
-static void queue_nop(struct io_uring *ring, __u64 data)
+static void queue_one_nop(struct io_uring *ring, __u64 data)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 
@@ -73,7 +73,7 @@ static void *other_thread(void *arg)
 	struct io_uring *ring = arg;
 
 	/* Through the fd, i.e. the decoy: nothing to submit there. */
-	queue_nop(ring, 2);
+	queue_one_nop(ring, 2);
 	return (void *)(long)submit(ring);
 }
 
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 	CHECK(dup2(decoy.ring_fd, ring.ring_fd) == ring.ring_fd);
 
 	T_STEP("the creating thread enters through its registered index");
-	queue_nop(&ring, 1);
+	queue_one_nop(&ring, 1);
 	CHECK_EQ(submit(&ring), 1);
 	expect_cqe(&ring, 1);
 
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	CHECK(left.enter_ring_fd != left.ring_fd);
 	for (__u64 data = 3; data < 6; data++) {
-		queue_nop(&ring, data);
+		queue_one_nop(&ring, data);
 		CHECK_EQ(submit(&ring), 1);
 		expect_cqe(&ring, data);
 	}

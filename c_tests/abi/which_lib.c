@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 static const char *owner(void *fn)
 {
 	Dl_info info;

@@ -3,7 +3,8 @@
  * Eventfd, personalities, io-wq settings, restrictions, MSG_RING, probes
  * and registered ring fds.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -211,7 +212,7 @@ static void ring_fd_on(unsigned flags, const char *name)
 	show_ret("register_ring_fd", io_uring_register_ring_fd(&ring));
 	round_trip(&ring, 0x11);
 	queue_nop(&ring, 0x12, 0);
-	ts = ms_ts(1000);
+	ts = t_timeout_ms(1000);
 	cqe = NULL;
 	show_ret("submit_and_wait_timeout(1, 1 s)",
 		 io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, NULL));

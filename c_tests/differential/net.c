@@ -4,7 +4,8 @@
  * ring; and provided buffers for reads (buffer ring and the older
  * PROVIDE_BUFFERS request), running out of them.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -2,12 +2,13 @@
 /*
  * Links, drain, timeouts, cancellation and multishot poll.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <poll.h>
 #include <time.h>
 
-static void queue_read(struct io_uring *ring, int fd, void *buf, unsigned len,
+static void queue_read_ud(struct io_uring *ring, int fd, void *buf, unsigned len,
 		       __u64 ud, unsigned sqe_flags)
 {
 	struct io_uring_sqe *sqe = sqe_of(ring);
@@ -64,21 +65,21 @@ void sec_links_drain(void)
 		STEP(i ? "hardlink with a failing member" : "link with a failing member");
 		say("-- %s: nop -> read(fd -1) -> nop", i ? "IO_HARDLINK" : "IO_LINK");
 		queue_nop(&ring, ud, flag);
-		queue_read(&ring, -1, buf, sizeof(buf), ud + 1, flag);
+		queue_read_ud(&ring, -1, buf, sizeof(buf), ud + 1, flag);
 		queue_nop(&ring, ud + 2, 0);
 		submit_show(&ring, "submit", 3);
 	}
 
 	STEP("link timeout that fires");
 	say("-- read(empty pipe) -> link_timeout 20 ms");
-	queue_read(&ring, p[0], buf, sizeof(buf), 0x31, IOSQE_IO_LINK);
-	ts = ms_ts(20);
+	queue_read_ud(&ring, p[0], buf, sizeof(buf), 0x31, IOSQE_IO_LINK);
+	ts = t_timeout_ms(20);
 	submit_link_timeout(&ring, &ts, 0x32);
 
 	STEP("link timeout that does not fire");
 	say("-- nop -> link_timeout 5 s");
 	queue_nop(&ring, 0x41, IOSQE_IO_LINK);
-	ts = ms_ts(5000);
+	ts = t_timeout_ms(5000);
 	submit_link_timeout(&ring, &ts, 0x42);
 
 	STEP("drain");
@@ -96,7 +97,7 @@ void sec_links_drain(void)
 	STEP("CQE_SKIP_SUCCESS");
 	say("-- CQE_SKIP_SUCCESS on a NOP and on a failing read");
 	queue_nop(&ring, 0x51, IOSQE_CQE_SKIP_SUCCESS);
-	queue_read(&ring, -1, buf, sizeof(buf), 0x52, IOSQE_CQE_SKIP_SUCCESS);
+	queue_read_ud(&ring, -1, buf, sizeof(buf), 0x52, IOSQE_CQE_SKIP_SUCCESS);
 	queue_nop(&ring, 0x53, 0);
 	submit_show(&ring, "submit", 2);
 
@@ -135,14 +136,14 @@ void sec_timeouts(void)
 
 	STEP("relative timeout");
 	say("-- relative timeout 20 ms");
-	rel = ms_ts(20);
+	rel = t_timeout_ms(20);
 	queue_timeout(&ring, &rel, 0, 0, 0x11, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	show_cqes(&ring, 1, 2000, NULL);
 
 	STEP("count timeout");
 	say("-- timeout 10 s with count 2, then 2 NOPs");
-	far = ms_ts(10000);
+	far = t_timeout_ms(10000);
 	queue_timeout(&ring, &far, 2, 0, 0x21, 0);
 	queue_nop(&ring, 0x22, 0);
 	queue_nop(&ring, 0x23, 0);
@@ -176,7 +177,7 @@ void sec_timeouts(void)
 	say("-- timeout 10 s, then timeout_update to 20 ms");
 	queue_timeout(&ring, &far, 0, 0, 0x51, 0);
 	show_ret("submit", io_uring_submit(&ring));
-	upd = ms_ts(20);
+	upd = t_timeout_ms(20);
 	sqe = sqe_of(&ring);
 	io_uring_prep_timeout_update(sqe, &upd, 0x51, 0);
 	io_uring_sqe_set_data64(sqe, 0x52);
@@ -195,7 +196,7 @@ void sec_timeouts(void)
 
 	STEP("ETIME_SUCCESS in a link");
 	say("-- timeout 20 ms ETIME_SUCCESS -> nop");
-	rel = ms_ts(20);
+	rel = t_timeout_ms(20);
 	queue_timeout(&ring, &rel, 0, IORING_TIMEOUT_ETIME_SUCCESS, 0x71,
 		      IOSQE_IO_LINK);
 	queue_nop(&ring, 0x72, 0);

@@ -6,7 +6,8 @@
  * On an SQPOLL ring the poll thread may take SQEs before the library
  * counts them, so submit counts are printed as a range; the CQEs are not.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <time.h>
 
@@ -151,7 +152,7 @@ void sec_sqpoll(void)
 	queue_nop(&a, 0x41, 0);
 	queue_nop(&a, 0x42, 0);
 	show_ret_in("submit", io_uring_submit(&a), 0, 2);
-	ts = ms_ts(2000);
+	ts = t_timeout_ms(2000);
 	cqe = NULL;
 	show_ret("wait_cqes(2, 2 s)", io_uring_wait_cqes(&a, &cqe, 2, &ts, NULL));
 	show_cqe("  returned", cqe);
@@ -159,7 +160,7 @@ void sec_sqpoll(void)
 	/* Else the submit below may count 0x41 and 0x42 as pending too. */
 	wait_sq_head(&a);
 	queue_nop(&a, 0x43, 0);
-	ts = ms_ts(2000);
+	ts = t_timeout_ms(2000);
 	cqe = NULL;
 	show_ret_in("submit_and_wait_timeout(1, 2 s)",
 		    io_uring_submit_and_wait_timeout(&a, &cqe, 1, &ts, NULL), 0,
@@ -169,7 +170,7 @@ void sec_sqpoll(void)
 
 	STEP("SQPOLL registered file");
 	say("-- SQPOLL: a registered file");
-	fd = make_file(4096);
+	fd = make_pattern_file(4096);
 	show_ret("register_files", io_uring_register_files(&a, &fd, 1));
 	sqe = sqe_of(&a);
 	io_uring_prep_read(sqe, 0, buf, sizeof(buf), 8);

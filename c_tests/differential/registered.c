@@ -3,7 +3,8 @@
  * Registered files and buffers, with tags and updates. A tag's CQE is
  * posted when the kernel drops the resource it was given with.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <sys/uio.h>
 
@@ -59,7 +60,7 @@ void sec_registered_files(void)
 	__u64 tags[2] = { 0x51, 0x52 }, tag = 0x53;
 	int fd, p[2], files[2], none = -1;
 
-	fd = make_file(8192);
+	fd = make_pattern_file(8192);
 	make_pipe(p);
 	need(init_ring(&ring, 16, 0, "init 16"), "init");
 
@@ -152,8 +153,8 @@ void sec_registered_buffers(void)
 	int in, out;
 	size_t i;
 
-	in = make_file(8192);
-	out = make_file(4096);
+	in = make_pattern_file(8192);
+	out = make_pattern_file(4096);
 	need(init_ring(&ring, 16, 0, "init 16"), "init");
 
 	STEP("register_buffers_tags");

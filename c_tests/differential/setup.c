@@ -2,7 +2,8 @@
 /*
  * Ring setup: the flag matrix, and the other ways to make a ring.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 struct setup_case {
 	const char *name;

@@ -7,7 +7,8 @@
  * made where their CQEs are already posted or certain to be; the section
  * watchdog bounds them anyway.
  */
-#include "diff.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -44,7 +45,7 @@ static void show_timed(struct io_uring *ring, const char *what,
 				   sigset_t *),
 		       unsigned int wait_nr, long ms, sigset_t *sigmask)
 {
-	struct __kernel_timespec ts = ms_ts(ms < 0 ? 0 : ms);
+	struct __kernel_timespec ts = t_timeout_ms(ms < 0 ? 0 : ms);
 	struct io_uring_cqe *cqe = NULL;
 
 	show_ret(what, wait(ring, &cqe, wait_nr, ms < 0 ? NULL : &ts, sigmask));
@@ -121,13 +122,13 @@ void sec_submit_wait(void)
 
 	STEP("wait_cqe_timeout");
 	say("-- wait_cqe_timeout");
-	ts = ms_ts(10);
+	ts = t_timeout_ms(10);
 	cqe = NULL;
 	show_wait(&ring, "wait_cqe_timeout(10 ms), empty",
 		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
 	queue_nop(&ring, 0x41, 0);
 	show_ret("submit", io_uring_submit(&ring));
-	ts = ms_ts(1000);
+	ts = t_timeout_ms(1000);
 	cqe = NULL;
 	show_wait(&ring, "wait_cqe_timeout(1 s), 1 ready",
 		  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
@@ -222,7 +223,7 @@ static void task_work_on(unsigned flags, const char *name)
 			show_ret("get_events", io_uring_get_events(&ring));
 			say("cq_ready=%u", io_uring_cq_ready(&ring));
 		} else if (round == 1) {
-			ts = ms_ts(1000);
+			ts = t_timeout_ms(1000);
 			show_wait(&ring, "wait_cqe_timeout(1 s)",
 				  io_uring_wait_cqe_timeout(&ring, &cqe, &ts), &cqe);
 		} else {

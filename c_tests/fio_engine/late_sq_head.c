@@ -30,6 +30,9 @@
 
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 struct lagged_ring {
 	struct io_uring *ring;
 	unsigned *real_head;

@@ -5,7 +5,8 @@
  * must be liburing's -errno, and nothing may reach a ring the caller did
  * not name.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -52,7 +53,7 @@ void sec_bad_input(void)
 	    rstr(io_uring_register_ring_fd(&fake), 0));
 	say("  io_uring_register_eventfd = %s",
 	    rstr(io_uring_register_eventfd(&fake, pfd[1]), 0));
-	queue_nop(&fake, 0x1);
+	queue_nop(&fake, 0x1, 0);
 	say("  io_uring_submit = %s", rstr(io_uring_submit(&fake), 0));
 	/* The real ring was not named: it has no CQE. */
 	crit("the real ring's CQ: %s", cqe_str(&ring, 200));
@@ -65,7 +66,7 @@ void sec_bad_input(void)
 	    rstr(io_uring_register_files(&fake, &pfd[1], 1), 0));
 	say("  io_uring_register_ring_fd = %s",
 	    rstr(io_uring_register_ring_fd(&fake), 0));
-	queue_nop(&fake, 0x2);
+	queue_nop(&fake, 0x2, 0);
 	say("  io_uring_submit = %s", rstr(io_uring_submit(&fake), 0));
 	crit("the real ring's CQ: %s", cqe_str(&ring, 200));
 	io_uring_queue_exit(&ring);

@@ -7,7 +7,8 @@
  * struct is what every enter goes through, so the kernel's file table
  * decides.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 static void init_or_die(struct io_uring *ring)
 {
@@ -40,7 +41,7 @@ void sec_fd_games(void)
 	say("-- close(ring.ring_fd), then io_uring_submit of a NOP");
 	init_or_die(&ring);
 	say("close = %d", close(ring.ring_fd));
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	say("submit = %s", rstr(io_uring_submit(&ring), 0));
 	io_uring_queue_exit(&ring);
 
@@ -51,7 +52,7 @@ void sec_fd_games(void)
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	say("the new fd has the ring's number: %s",
 	    null == ring.ring_fd ? "yes" : "no");
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	say("submit = %s", rstr(io_uring_submit(&ring), 0));
 	io_uring_queue_exit(&ring); /* closes /dev/null */
 
@@ -63,7 +64,7 @@ void sec_fd_games(void)
 		die("open /dev/null: %s", strerror(errno));
 	say("dup2 = %s", dup2(null, ring.ring_fd) == ring.ring_fd ? "ok" : "failed");
 	close(null);
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	say("submit = %s", rstr(io_uring_submit(&ring), 0));
 	io_uring_queue_exit(&ring);
 
@@ -73,7 +74,7 @@ void sec_fd_games(void)
 	init_or_die(&other);
 	say("dup2 = %s", dup2(other.ring_fd, ring.ring_fd) == ring.ring_fd ?
 				 "ok" : "failed");
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	say("submit = %s", rstr(io_uring_submit(&ring), 0));
 	/* With liburing the enter reached the other ring, which has no SQE to
 	 * take; which ring a submit reaches once the application moved the fd
@@ -123,7 +124,7 @@ void sec_fd_games(void)
 
 		if (write(pfd[1], "hello", 5) != 5)
 			die("write: %s", strerror(errno));
-		ret = wait_one(&other, 2000, &ud, &res);
+		ret = wait_one_within(&other, 2000, &ud, &res);
 		if (ret < 0)
 			crit("the pending read: no cqe (%s)", rstr(ret, 0));
 		else

@@ -5,7 +5,8 @@
  * ring_fd, enter_ring_fd, int_flags; and a raw io_uring_enter made the way
  * liburing 2.3 makes it from them.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 /* liburing 2.3's int_flags bit for a registered ring fd, and the flag it
  * passes to io_uring_enter for it. */
@@ -53,7 +54,7 @@ static void one(unsigned flags, const char *what)
 		die("io_uring_queue_init_params: %s", rstr(ret, 0));
 	show_fields(&ring, "after init", 1);
 	say("raw enter(enter_ring_fd, 0, 0) = %s", rstr(raw_enter(&ring, 0, 0), 0));
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	ret = io_uring_submit(&ring);
 	say("submit = %s", flags & IORING_SETUP_SQPOLL && ret >= 0 && ret <= 1 ?
 				  "0..1" : rstr(ret, 0));

@@ -13,7 +13,8 @@
  * a library's private SQ tail catches up with one another process moved is
  * where liburing 2.3 and 2.15 differ, and not what is tested here.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -45,7 +46,7 @@ static void parent_setup(struct parent *P)
 	if (ret < 0)
 		die("io_uring_queue_init: %s", rstr(ret, 0));
 	make_pipe(P->pipe);
-	P->file = make_file();
+	P->file = make_letters_file();
 	P->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (P->efd < 0)
 		die("eventfd: %s", strerror(errno));
@@ -94,7 +95,7 @@ static void parent_check(struct parent *P, int submit)
 	drain_eventfd(P->efd);
 	if (write(P->pipe[1], "hello", 5) != 5)
 		die("write to the pipe: %s", strerror(errno));
-	ret = wait_one(&P->ring, 2000, &ud, &res);
+	ret = wait_one_within(&P->ring, 2000, &ud, &res);
 	if (ret < 0)
 		crit("parent: pending read: no cqe (%s)", rstr(ret, 0));
 	else
@@ -112,7 +113,7 @@ static void parent_check(struct parent *P, int submit)
 		ret = io_uring_submit(&P->ring);
 		res = 0;
 		ud = 0;
-		i = wait_one(&P->ring, 1000, &ud, &res);
+		i = wait_one_within(&P->ring, 1000, &ud, &res);
 		for (ok = res == 64, i = 0; ok && i < 64; i++)
 			ok = P->buf[i] == 'a' + i % 26;
 		crit("parent: read_fixed submit=%s cqe ud=0x%llx res=%s data=%s",
@@ -213,7 +214,7 @@ static void vfork_child(int child_submits)
 	pid = vfork();
 	if (pid == 0) {
 		if (vfork_child_submits) {
-			queue_nop(&vfork_parent.ring, UD_CHILD_NOP);
+			queue_nop(&vfork_parent.ring, UD_CHILD_NOP, 0);
 			vfork_submit_ret = io_uring_submit(&vfork_parent.ring);
 		}
 		execl("/bin/true", "true", (char *)NULL);
@@ -281,7 +282,7 @@ static void atfork_child(void)
 {
 	if (!atfork_ring)
 		return;
-	queue_nop(atfork_ring, UD_CHILD_NOP);
+	queue_nop(atfork_ring, UD_CHILD_NOP, 0);
 	atfork_ret = io_uring_submit(atfork_ring);
 }
 
@@ -358,7 +359,7 @@ void sec_fork_outlive(void)
 			die("io_uring_queue_init_params (SQPOLL): %s",
 			    rstr(ret, 0));
 	}
-	queue_nop(&ring, 0x1);
+	queue_nop(&ring, 0x1, 0);
 	ret = io_uring_submit(&ring);
 	say("parent: submit=%s %s", ret == 1 || ret == 0 ? "0..1" : rstr(ret, 0),
 	    cqe_str(&ring, 1000));
@@ -369,7 +370,7 @@ void sec_fork_outlive(void)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 0)
 			say("child: unexpected byte");
-		queue_nop(&ring, 0x2);
+		queue_nop(&ring, 0x2, 0);
 		ret = io_uring_submit(&ring);
 		crit("child: submit=%s %s",
 		     ret == 1 || ret == 0 ? "0..1" : rstr(ret, 0),

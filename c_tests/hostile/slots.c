@@ -6,7 +6,8 @@
  * ring and after it. With liburing every slot is the application's, and a
  * ring's submit always reaches that ring.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <pthread.h>
 
@@ -47,7 +48,7 @@ void sec_raw_slots(void)
 	    rstr(raw_unregister_ring(R[1].ring_fd, 0), 0));
 	ret = raw_register_ring(B.ring_fd, 0, &got);
 	say("raw register ring B at offset 0 = %s", rstr(ret, 0));
-	queue_nop(&R[0], 0xA);
+	queue_nop(&R[0], 0xA, 0);
 	crit("submit(&A) = %s", rstr(io_uring_submit(&R[0]), 0));
 	crit("A's CQ: %s", cqe_str(&R[0], 1000));
 	crit("B's CQ: %s", cqe_str(&B, 200));

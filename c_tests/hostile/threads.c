@@ -7,7 +7,8 @@
  * sees end of file. An SQPOLL ring exited on a thread that did not set it
  * up loses its SQ thread. And rings churned by many threads at once.
  */
-#include "hostile.h"
+#define T_NO_WATCHDOG /* each section has its own (main.c) */
+#include "../rsuring_test.h"
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -341,11 +342,11 @@ static void *churner(void *arg)
 			if (ret == 1)
 				regs++;
 		}
-		queue_nop(&ring, (__u64)round + 1);
+		queue_nop(&ring, (__u64)round + 1, 0);
 		ret = io_uring_submit(&ring);
 		if (ret != 1)
 			churn_fail("io_uring_submit", ret, round);
-		ret = wait_one(&ring, 5000, &ud, &res);
+		ret = wait_one_within(&ring, 5000, &ud, &res);
 		if (ret == 0 && ud == (__u64)round + 1 && res == 0)
 			nops++;
 		else

@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define NOPS 32
 
 static int failures;
 
-#define CHECK(cond, ...)                                     \
+#define EXPECT(cond, ...)                                     \
 	do {                                                 \
 		if (!(cond)) {                               \
 			fprintf(stderr, "ext_check: " __VA_ARGS__); \
@@ -34,28 +37,28 @@ static void batched_ring(void)
 	int ret, reaped = 0;
 
 	ret = rsuring_queue_init_batched(64, &ring, 0);
-	CHECK(ret == 0, "rsuring_queue_init_batched: %d", ret);
+	EXPECT(ret == 0, "rsuring_queue_init_batched: %d", ret);
 	if (ret)
 		return;
 	ret = rsuring_stats_enable(&ring);
-	CHECK(ret == 0, "rsuring_stats_enable: %d", ret);
+	EXPECT(ret == 0, "rsuring_stats_enable: %d", ret);
 	for (int i = 0; i < NOPS; i++)
 		io_uring_prep_nop(io_uring_get_sqe(&ring));
 	ret = io_uring_submit(&ring);
-	CHECK(ret == NOPS, "io_uring_submit: %d", ret);
+	EXPECT(ret == NOPS, "io_uring_submit: %d", ret);
 	while (reaped < NOPS) {
 		ret = rsuring_wait_batch_cqe(&ring, cqes, NOPS, NOPS - reaped, &ts);
-		CHECK(ret > 0, "rsuring_wait_batch_cqe: %d", ret);
+		EXPECT(ret > 0, "rsuring_wait_batch_cqe: %d", ret);
 		if (ret <= 0)
 			break;
 		for (int i = 0; i < ret; i++)
-			CHECK(cqes[i]->res == 0, "NOP result %d", cqes[i]->res);
+			EXPECT(cqes[i]->res == 0, "NOP result %d", cqes[i]->res);
 		io_uring_cq_advance(&ring, ret);
 		reaped += ret;
 	}
 	ret = rsuring_ring_stats(&ring, &st);
-	CHECK(ret == 0, "rsuring_ring_stats: %d", ret);
-	CHECK(st.sqes_submitted == NOPS && st.cqes_reaped == NOPS,
+	EXPECT(ret == 0, "rsuring_ring_stats: %d", ret);
+	EXPECT(st.sqes_submitted == NOPS && st.cqes_reaped == NOPS,
 	      "stats: %llu SQEs, %llu CQEs, expected %d each",
 	      (unsigned long long)st.sqes_submitted,
 	      (unsigned long long)st.cqes_reaped, NOPS);
@@ -75,14 +78,14 @@ static void shared_poller(void)
 	int ret;
 
 	ret = io_uring_queue_init_params(8, &a, &p);
-	CHECK(ret == 0, "first SQPOLL_PERCPU ring: %d", ret);
+	EXPECT(ret == 0, "first SQPOLL_PERCPU ring: %d", ret);
 	if (ret)
 		return;
 	ret = io_uring_queue_init_params(8, &b, &p);
-	CHECK(ret == 0, "second SQPOLL_PERCPU ring: %d", ret);
+	EXPECT(ret == 0, "second SQPOLL_PERCPU ring: %d", ret);
 	if (ret == 0) {
 		ret = rsuring_sqpoll_group(&b, &info);
-		CHECK(ret == 0 && info.cpu == 0 && info.members == 2,
+		EXPECT(ret == 0 && info.cpu == 0 && info.members == 2,
 		      "rsuring_sqpoll_group: %d, cpu %d, %u members", ret, info.cpu,
 		      info.members);
 		io_uring_queue_exit(&b);
@@ -92,9 +95,9 @@ static void shared_poller(void)
 
 int main(void)
 {
-	CHECK(strcmp(RSURING_VERSION, EXPECT_VERSION) == 0,
+	EXPECT(strcmp(RSURING_VERSION, EXPECT_VERSION) == 0,
 	      "RSURING_VERSION is %s, rsuring.pc says %s", RSURING_VERSION, EXPECT_VERSION);
-	CHECK(io_uring_major_version() == IO_URING_VERSION_MAJOR &&
+	EXPECT(io_uring_major_version() == IO_URING_VERSION_MAJOR &&
 		      io_uring_minor_version() == IO_URING_VERSION_MINOR,
 	      "library API %d.%d, header %d.%d", io_uring_major_version(),
 	      io_uring_minor_version(), IO_URING_VERSION_MAJOR, IO_URING_VERSION_MINOR);

@@ -18,6 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define QUEUE_DEPTH 16
 #define CHUNK_SIZE (64 * 1024)
 

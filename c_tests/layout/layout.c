@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 /*
  * A header whose uapi has IORING_FEAT_MIN_TIMEOUT (6.12) also carries the
  * earlier renames: user_addr (6.5), buf_reg.flags (6.4), sync_cancel

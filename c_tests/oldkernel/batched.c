@@ -7,6 +7,9 @@
 #include <liburing.h>
 #include <rsuring.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 int main(void)
 {
 	struct io_uring ring;

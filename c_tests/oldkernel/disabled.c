@@ -14,6 +14,9 @@
 #include <unistd.h>
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 int main(void)
 {
 	struct io_uring_params p;

@@ -14,6 +14,9 @@
 #include <unistd.h>
 #include <liburing/io_uring.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 static long setup(unsigned flags, struct io_uring_params *p)
 {
 	long ret;

@@ -15,6 +15,9 @@
 #include <unistd.h>
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define MAX_RINGS 4096
 
 static int raw_setup(unsigned entries)

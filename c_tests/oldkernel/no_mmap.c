@@ -8,6 +8,9 @@
 #include <string.h>
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 int main(void)
 {
 	static char buf[64 * 1024] __attribute__((aligned(4096)));

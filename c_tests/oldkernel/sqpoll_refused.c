@@ -8,6 +8,9 @@
 #include <string.h>
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 static int nops(struct io_uring *ring, int n)
 {
 	struct io_uring_cqe *cqe;

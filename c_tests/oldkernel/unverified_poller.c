@@ -12,29 +12,8 @@
 #include <unistd.h>
 #include <liburing.h>
 
-static int sq_threads(void)
-{
-	struct dirent *e;
-	int n = 0;
-	DIR *d = opendir("/proc/self/task");
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "iou-sqp-", 8))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
-}
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
 
 static int nop(struct io_uring *ring)
 {

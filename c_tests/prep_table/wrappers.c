@@ -7,11 +7,14 @@
  */
 #include <liburing.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define JOIN2(a, b) a##b
 #define JOIN(a, b) JOIN2(a, b)
 #define W(what) JOIN(WRAP_PREFIX, what)
 
-#include "wrappers.h"
+/* Declared for both prefixes in compare.c (WRAPPER_PROTOTYPES). */
 
 void *W(validate)(void *buf, int len, struct msghdr *m)
 {

@@ -44,6 +44,9 @@
 #include <liburing.h>
 #include <rsuring.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define EXIT_ABSENT 93
 #define EXIT_FIXTURE 94
 #define CASE_TIMEOUT_S 3
@@ -83,7 +86,7 @@ extern const struct bcase __stop_bad_input_cases[];
 static void *g_lib;
 static char g_out[256];
 
-static void *need(const char *name)
+static void *resolve(const char *name)
 {
 	void *p = dlsym(g_lib, name);
 	if (!p)
@@ -92,7 +95,7 @@ static void *need(const char *name)
 }
 
 /* The function `fn` as exported by the library under test. */
-#define F(fn) ((__typeof__(&fn))need(#fn))
+#define F(fn) ((__typeof__(&fn))resolve(#fn))
 
 static const char *errname(long v)
 {

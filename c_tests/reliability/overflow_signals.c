@@ -36,6 +36,9 @@
 #include <liburing.h>
 #ifdef WITH_RSURING
 #include <rsuring.h>
+
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
 #endif
 
 static int failures;

@@ -32,6 +32,9 @@
 #include <liburing.h>
 #include <rsuring.h>
 
+#define T_NO_WATCHDOG
+#include "../rsuring_test.h"
+
 #define MAX_REQ 48
 
 static int n_threads = 8, n_cycles = 2000;
