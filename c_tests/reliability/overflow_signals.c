@@ -43,7 +43,7 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                   \
+#define EXPECT(cond, ...)                                                   \
 	do {                                                               \
 		if (!(cond)) {                                             \
 			fprintf(stderr, "FAIL line %d: ", __LINE__);       \
@@ -89,10 +89,10 @@ static void overflow(const char *name, unsigned flags)
 		printf("overflow %s: skipped (kernel without DEFER_TASKRUN)\n", name);
 		return;
 	}
-	CHECK(ret == 0, "overflow %s: init %s", name, err(ret));
+	EXPECT(ret == 0, "overflow %s: init %s", name, err(ret));
 	if (ret)
 		return;
-	CHECK(ring.cq.ring_entries == 8, "CQ has %u entries", ring.cq.ring_entries);
+	EXPECT(ring.cq.ring_entries == 8, "CQ has %u entries", ring.cq.ring_entries);
 
 	/* Everything in flight before the first reap. */
 	while (queued < OVF_TOTAL) {
@@ -104,7 +104,7 @@ static void overflow(const char *name, unsigned flags)
 				ebusy++;
 				goto reap_one;
 			}
-			CHECK(ret >= 0, "submit: %s", err(ret));
+			EXPECT(ret >= 0, "submit: %s", err(ret));
 			if (ret < 0)
 				break;
 			continue;
@@ -131,7 +131,7 @@ reap_one:
 		}
 	}
 	ret = io_uring_submit(&ring);
-	CHECK(ret >= 0, "final submit: %s", err(ret));
+	EXPECT(ret >= 0, "final submit: %s", err(ret));
 	/* Let every timeout fire so all CQEs exist before reaping. */
 	usleep(20000);
 	saw_overflow = io_uring_cq_has_overflow(&ring) || *ring.cq.koverflow;
@@ -141,7 +141,7 @@ reap_one:
 		struct __kernel_timespec t = { 1, 0 };
 		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &t);
 		if (ret) {
-			CHECK(0, "overflow %s: wait %s after %u of %u CQEs", name,
+			EXPECT(0, "overflow %s: wait %s after %u of %u CQEs", name,
 			      err(ret), reaped, OVF_TOTAL);
 			break;
 		}
@@ -158,13 +158,13 @@ reap_one:
 		struct io_uring_cqe *cqe;
 		struct __kernel_timespec t = { 0, 10000000 };
 		ret = io_uring_wait_cqe_timeout(&ring, &cqe, &t);
-		CHECK(ret == -ETIME, "extra CQE after all %u (%s)", OVF_TOTAL, err(ret));
+		EXPECT(ret == -ETIME, "extra CQE after all %u (%s)", OVF_TOTAL, err(ret));
 	}
-	CHECK(reaped == OVF_TOTAL && !dups && !unknown,
+	EXPECT(reaped == OVF_TOTAL && !dups && !unknown,
 	      "overflow %s: %u of %u reaped, %u duplicates, %u unknown", name,
 	      reaped, OVF_TOTAL, dups, unknown);
-	CHECK(*ring.cq.koverflow == 0, "kernel dropped %u CQEs", *ring.cq.koverflow);
-	CHECK(saw_overflow, "overflow %s: the CQ never overflowed", name);
+	EXPECT(*ring.cq.koverflow == 0, "kernel dropped %u CQEs", *ring.cq.koverflow);
+	EXPECT(saw_overflow, "overflow %s: the CQ never overflowed", name);
 	printf("overflow %s: %u requests, 8-entry CQ, overflowed %s, reaped %u, "
 	       "duplicates %u, unknown %u, dropped %u\n",
 	       name, OVF_TOTAL, saw_overflow ? "yes" : "no", reaped, dups, unknown,
@@ -296,15 +296,15 @@ static void signals(const char *ring_name, unsigned flags, int restart)
 		post_nop(&ring);
 		if (k != W_SUBMIT_AND_WAIT && k != W_SUBMIT_AND_WAIT_TIMEOUT) {
 			ret = io_uring_submit(&ring);
-			CHECK(ret == 1, "submit NOP: %s", err(ret));
+			EXPECT(ret == 1, "submit NOP: %s", err(ret));
 		}
 		retry = do_wait(&ring, (enum wait_kind)k);
-		CHECK(first == -EINTR, "%s on a %s ring%s: %s, want -EINTR",
+		EXPECT(first == -EINTR, "%s on a %s ring%s: %s, want -EINTR",
 		      wait_names[k], ring_name, restart ? " (SA_RESTART)" : "",
 		      err(first));
-		CHECK(retry == 0, "%s retry on a %s ring: %s", wait_names[k],
+		EXPECT(retry == 0, "%s retry on a %s ring: %s", wait_names[k],
 		      ring_name, err(retry));
-		CHECK(alarms == 1, "%d alarms", (int)alarms);
+		EXPECT(alarms == 1, "%d alarms", (int)alarms);
 		printf("signal %s %s%s: interrupted %s, retry %s\n", ring_name,
 		       wait_names[k], restart ? " SA_RESTART" : "", err(first),
 		       err(retry));
@@ -330,7 +330,7 @@ static void sq_full(const char *name, unsigned flags)
 	p.cq_entries = 64;
 	p.sq_thread_idle = 2;
 	ret = io_uring_queue_init_params(4, &ring, &p);
-	CHECK(ret == 0, "sq_full %s: init %s", name, err(ret));
+	EXPECT(ret == 0, "sq_full %s: init %s", name, err(ret));
 	if (ret)
 		return;
 	while (queued < SQF_TOTAL || reaped < queued) {
@@ -349,7 +349,7 @@ static void sq_full(const char *name, unsigned flags)
 				break;
 			ret = io_uring_wait_cqe_timeout(&ring, &cqe, &t);
 			if (ret == -ETIME) {
-				CHECK(0, "sq_full %s: %u of %u NOPs never completed",
+				EXPECT(0, "sq_full %s: %u of %u NOPs never completed",
 				      name, queued - reaped, queued);
 				break;
 			}
@@ -358,7 +358,7 @@ static void sq_full(const char *name, unsigned flags)
 		/* keep the CQ from overflowing: at most 48 in flight */
 		if (queued - reaped >= 48) {
 			ret = io_uring_wait_cqe(&ring, &cqe);
-			CHECK(ret == 0, "wait: %s", err(ret));
+			EXPECT(ret == 0, "wait: %s", err(ret));
 			continue;
 		}
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -371,10 +371,10 @@ static void sq_full(const char *name, unsigned flags)
 			 */
 			full++;
 			ret = io_uring_submit(&ring);
-			CHECK(ret >= 0, "submit: %s", err(ret));
+			EXPECT(ret >= 0, "submit: %s", err(ret));
 			for (int tries = 0; tries < 1000; tries++) {
 				ret = io_uring_sqring_wait(&ring);
-				CHECK(ret >= 0, "io_uring_sqring_wait: %s", err(ret));
+				EXPECT(ret >= 0, "io_uring_sqring_wait: %s", err(ret));
 				if (ret < 0)
 					break;
 				if (io_uring_sq_space_left(&ring) > 0) {
@@ -390,17 +390,17 @@ static void sq_full(const char *name, unsigned flags)
 		/* flush every 4th so the SQ does fill up */
 		if (queued % 4 == 0) {
 			ret = io_uring_submit(&ring);
-			CHECK(ret >= 0, "submit: %s", err(ret));
+			EXPECT(ret >= 0, "submit: %s", err(ret));
 		}
 	}
-	CHECK(!bad && reaped == SQF_TOTAL, "sq_full %s: reaped %u of %u, %u bad",
+	EXPECT(!bad && reaped == SQF_TOTAL, "sq_full %s: reaped %u of %u, %u bad",
 	      name, reaped, SQF_TOTAL, bad);
-	CHECK(full > 0, "sq_full %s: the SQ never filled up", name);
-	CHECK(waits_ok == full, "sq_full %s: io_uring_sqring_wait made room %u of %u times",
+	EXPECT(full > 0, "sq_full %s: the SQ never filled up", name);
+	EXPECT(waits_ok == full, "sq_full %s: io_uring_sqring_wait made room %u of %u times",
 	      name, waits_ok, full);
 	/* __io_uring_sqring_wait on a ring with room returns at once */
 	ret = __io_uring_sqring_wait(&ring);
-	CHECK(ret >= 0, "__io_uring_sqring_wait with room: %s", err(ret));
+	EXPECT(ret >= 0, "__io_uring_sqring_wait with room: %s", err(ret));
 	printf("sq_full %s: %u NOPs through a 4-entry SQPOLL SQ, completed once each: %s; "
 	       "io_uring_sqring_wait made room every time the SQ was full: %s\n",
 	       name, SQF_TOTAL, !bad && reaped == SQF_TOTAL ? "yes" : "no",
