@@ -7,7 +7,7 @@
 # missing, then runs the verify matrix (verify_matrix.py: workloads x modes
 # x {buffered /dev/shm file, O_DIRECT loop device over /dev/shm} x iodepth,
 # with the project's fio and Debian's /usr/bin/fio); a late-SQ-head fault
-# injection (tests/late_sq_head.c) that must cause no requeue; checks that
+# injection (c_tests/fio_engine/late_sq_head.c) that must cause no requeue; checks that
 # sqthread_poll_percpu gives 4 jobs ONE kernel SQ thread; trims, syncs,
 # batching, multiple files, statistics, option errors and an installed
 # (copied) engine. Everything it creates (loop devices, /dev/shm files) is
@@ -173,7 +173,7 @@ for target in file loop; do
 done
 
 # ---- SQ head published late (an SQ thread preempted mid-batch) -----------
-# tests/late_sq_head.c shows every SQPOLL ring's SQ head 200 us late, so the
+# c_tests/fio_engine/late_sq_head.c shows every SQPOLL ring's SQ head 200 us late, so the
 # SQ looks full while completions for its slots are already reaped. The
 # engine must wait for room, never answer FIO_Q_BUSY: fio 3.33 draws a new
 # verify seed for a requeued write and a mixed job then fails its verify.
@@ -198,7 +198,8 @@ late_sq_head_case() {
 	rm -f "$WORK"/l.*
 }
 if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
-	-o "$SHIM" "$HERE/tests/late_sq_head.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
+	-ffunction-sections -fdata-sections -Wl,--gc-sections -o "$SHIM" \
+	"$HERE/../c_tests/fio_engine/late_sq_head.c" "$HERE/../c_tests/rsuring_test.c" -ldl -lpthread 2>"$WORK/shim.txt"; then
 	for spec in "${ALL_FIOS[@]}"; do
 		for rw in randrw rw randwrite; do
 			for qd in 1 16; do
@@ -207,7 +208,7 @@ if gcc -O2 -Wall -Wextra -Werror -fPIC -shared -I"$HERE/../include" \
 		done
 	done
 else
-	bad "build tests/late_sq_head.c" "$WORK/shim.txt"
+	bad "build c_tests/fio_engine/late_sq_head.c" "$WORK/shim.txt"
 fi
 
 # ---- one SQ thread for four jobs ----------------------------------------

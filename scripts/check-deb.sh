@@ -118,7 +118,7 @@ echo "  rsuring-run qemu-img convert (file.aio=io_uring): image ok, $ours io_uri
 # ---- building against the package -------------------------------------------------------
 export PKG_CONFIG_PATH=$libdir/pkgconfig
 # shellcheck disable=SC2046
-cc -Wall -Wextra -Werror -o "$work/cp" tests/install/uring_cp.c \
+cc -Wall -Wextra -Werror -o "$work/cp" c_tests/install/uring_cp.c c_tests/rsuring_test.c -ffunction-sections -fdata-sections -Wl,--gc-sections \
 	$(pkg-config --cflags --libs liburing) -Wl,-rpath,"$(pkg-config --variable=libdir liburing)"
 "$work/cp" "$work/src.raw" "$work/copy" >"$work/cp.out" || fail "uring_cp built against the package"
 cmp -s "$work/src.raw" "$work/copy" || fail "uring_cp: copy differs"
@@ -126,7 +126,7 @@ cmp -s "$work/src.raw" "$work/copy" || fail "uring_cp: copy differs"
 	fail "uring_cp ran on '$(sed -n 's/^library: //p' "$work/cp.out")'"
 # shellcheck disable=SC2046
 cc -Wall -Wextra -Werror -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o "$work/ext" \
-	tests/install/ext_check.c $(pkg-config --cflags --libs rsuring) -Wl,-rpath,"$libdir"
+	c_tests/install/ext_check.c c_tests/rsuring_test.c -ffunction-sections -fdata-sections -Wl,--gc-sections $(pkg-config --cflags --libs rsuring) -Wl,-rpath,"$libdir"
 "$work/ext" >/dev/null || fail "ext_check built against the package"
 unset PKG_CONFIG_PATH
 echo "  built with PKG_CONFIG_PATH=$libdir/pkgconfig and an rpath: uring_cp and ext_check run on rsuring"

@@ -4,12 +4,12 @@
 #   - the layout: liburing.so.2 / liburing.so / liburing-ffi.so{,.2} links to
 #     a stripped librsuring.so.<version> built from the current build,
 #     liburing{,-ffi}.a, the .pc files, headers, manual pages, scripts;
-#   - tests/install/uring_cp.c (a liburing program) built with pkg-config
+#   - c_tests/install/uring_cp.c (a liburing program) built with pkg-config
 #     dynamically runs on the tree's library with LD_LIBRARY_PATH (the path
 #     in its /proc/self/maps), and not without it;
 #   - the same built with -static and `pkg-config --static` links the tree's
 #     liburing.a (linker trace) and runs rsuring's code (RSURING_STATS line);
-#   - tests/install/ext_check.c (every extension) links and runs, dynamic
+#   - c_tests/install/ext_check.c (every extension) links and runs, dynamic
 #     and static, with the header's version equal to rsuring.pc's;
 #   - man finds every page of docs/man/ in the tree; the fio engine is there
 #     when it has been built, and when it was not, make install says how;
@@ -46,6 +46,9 @@ need_tool systemd-analyze systemd
 unset RSURING_SQPOLL RSURING_SQPOLL_PERCPU RSURING_SQPOLL_CPUS RSURING_SQPOLL_IDLE_MS RSURING_STATS
 unset LD_LIBRARY_PATH LD_PRELOAD
 CFLAGS="-Wall -Wextra -Werror -O2"
+# Every C test program is linked with the helper bodies; what it does not
+# call is dropped at link time.
+HELPERS=(c_tests/rsuring_test.c -ffunction-sections -fdata-sections -Wl,--gc-sections)
 version=$(make -s print-version)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || cc -print-multiarch 2>/dev/null || true)
 libdir=/usr/lib${multiarch:+/$multiarch}
@@ -123,7 +126,7 @@ unset PKG_CONFIG_PATH
 head -c 3145728 /dev/urandom >"$work/src"
 head -c 12345 /dev/urandom >>"$work/src"
 # shellcheck disable=SC2046
-cc $CFLAGS -o "$work/cp-dyn" tests/install/uring_cp.c $(pkg-config --cflags --libs liburing)
+cc $CFLAGS -o "$work/cp-dyn" c_tests/install/uring_cp.c "${HELPERS[@]}" $(pkg-config --cflags --libs liburing)
 ! readelf -d "$work/cp-dyn" | grep -qE 'R(UN)?PATH' || fail "cp-dyn has an rpath"
 RSURING_STATS=1 LD_LIBRARY_PATH=$lib "$work/cp-dyn" "$work/src" "$work/dst" >"$work/dyn.out" 2>"$work/dyn.err" ||
 	fail "cp-dyn with LD_LIBRARY_PATH: $(cat "$work/dyn.err")"
@@ -144,7 +147,7 @@ fi
 
 # ---- a liburing program, -static ----------------------------------------------
 # shellcheck disable=SC2046
-cc $CFLAGS -static -o "$work/cp-static" tests/install/uring_cp.c \
+cc $CFLAGS -static -o "$work/cp-static" c_tests/install/uring_cp.c "${HELPERS[@]}" \
 	$(pkg-config --static --cflags --libs liburing) -Wl,--trace >"$work/static.link" 2>&1 ||
 	{ cat "$work/static.link" >&2; fail "cp-static did not link"; }
 # --trace names each archive the link used, one per line (resolved here: the
@@ -162,11 +165,11 @@ echo "  static (pkg-config --static liburing): links the tree's liburing.a, copy
 # ---- the extensions ---------------------------------------------------------
 # shellcheck disable=SC2046
 cc $CFLAGS -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o "$work/ext-dyn" \
-	tests/install/ext_check.c $(pkg-config --cflags --libs rsuring)
+	c_tests/install/ext_check.c "${HELPERS[@]}" $(pkg-config --cflags --libs rsuring)
 LD_LIBRARY_PATH=$lib "$work/ext-dyn" >/dev/null || fail "ext-dyn"
 # shellcheck disable=SC2046
 cc $CFLAGS -static -DEXPECT_VERSION="\"$(pkg-config --modversion rsuring)\"" -o "$work/ext-static" \
-	tests/install/ext_check.c $(pkg-config --static --cflags --libs rsuring) >"$work/ext.link" 2>&1 ||
+	c_tests/install/ext_check.c "${HELPERS[@]}" $(pkg-config --static --cflags --libs rsuring) >"$work/ext.link" 2>&1 ||
 	{ cat "$work/ext.link" >&2; fail "ext-static did not link"; }
 "$work/ext-static" >/dev/null || fail "ext-static"
 echo "  extensions (pkg-config rsuring): dynamic and static ok"
@@ -228,7 +231,7 @@ opt=$work/opt
 make -s install prefix="$opt" >/dev/null 2>&1 || fail "make install prefix=$opt"
 export PKG_CONFIG_PATH=$opt/lib/pkgconfig
 # shellcheck disable=SC2046
-cc $CFLAGS -o "$work/cp-rpath" tests/install/uring_cp.c $(pkg-config --cflags --libs liburing) \
+cc $CFLAGS -o "$work/cp-rpath" c_tests/install/uring_cp.c "${HELPERS[@]}" $(pkg-config --cflags --libs liburing) \
 	-Wl,-rpath,"$(pkg-config --variable=libdir liburing)"
 "$work/cp-rpath" "$work/src" "$work/dst4" >"$work/rpath.out" || fail "cp-rpath"
 same_file "$(library "$work/rpath.out")" "$opt/lib/$real" || fail "cp-rpath ran on '$(library "$work/rpath.out")'"

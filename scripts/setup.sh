@@ -33,7 +33,7 @@ done
 #   suite from source, the install check (libc6-dev has libc.a for -static)
 # valgrind, clang, libclang-rt-14-dev (libFuzzer): reliability tests
 # qemu-utils (qemu-img, qemu-io), plocate: real Debian programs on rsuring
-#   (tests/reliability/real_programs.sh) and the Debian package check
+#   (scripts/real_programs.sh) and the Debian package check
 # fio: fio's binary loading the engine (fio_engine/test.sh)
 # strace: counting io_uring_enter calls (tests/transparent.rs)
 # mandoc, man-db: the manual pages check (man also for install and .deb)

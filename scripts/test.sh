@@ -30,7 +30,8 @@ fi
 EMULATE_61=(target/oldkernel/supervise --kernel 6.1 --)
 build_supervisor() {
 	mkdir -p target/oldkernel
-	cc -Wall -Wextra -Werror -O2 -std=gnu11 -D_GNU_SOURCE -o target/oldkernel/supervise tests/oldkernel/supervise.c
+	cc -Wall -Wextra -Werror -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -ffunction-sections -fdata-sections -Wl,--gc-sections \
+		-o target/oldkernel/supervise c_tests/oldkernel/supervise.c c_tests/rsuring_test.c
 }
 oldkernel_cargo_tests() {
 	"${EMULATE_61[@]}" cargo test --release --no-fail-fast --test dropin --test differential --test sqpoll --test hostile -- --test-threads=1
@@ -109,7 +110,7 @@ join_stages || failed "$FAILED_STAGE"
 stage compat-transparent "liburing 2.3 test suite under RSURING_SQPOLL=1, unprivileged on CPU 0 with pollers on CPU 1, against Debian's liburing run the same way" \
 	bash scripts/compat-suite.sh --lib target/release/librsuring.so --headers debian --transparent
 
-stage oldkernel-build "Linux 6.1's io_uring emulated (tests/oldkernel/supervise.c, docs/compatibility.md): the supervisor" \
+stage oldkernel-build "Linux 6.1's io_uring emulated (c_tests/oldkernel/supervise.c, docs/compatibility.md): the supervisor" \
 	build_supervisor
 stage oldkernel-tests "Linux 6.1 emulated: drop-in, differential, shared-SQPOLL and transparent tests" \
 	oldkernel_cargo_tests

@@ -160,7 +160,7 @@ fn debian_built_binary_runs_on_rsuring() {
         return;
     }
     let area = common::area();
-    let bin = common::CProgram::new("which_lib", "tests/abi/which_lib.c")
+    let bin = common::CProgram::new("which_lib", "c_tests/abi/which_lib.c")
         .debian()
         .lib("-ldl")
         .build();
@@ -189,13 +189,13 @@ fn debian_built_binary_runs_on_rsuring() {
     );
 }
 
-/// `tests/abi/tls_auto_slot.c`: the automatic ring fd registration's
+/// `c_tests/abi/tls_auto_slot.c`: the automatic ring fd registration's
 /// thread-local lookup (TLS descriptors, .cargo/config.toml) with the
 /// library loaded by `dlopen()` (`preload` false) or by `LD_PRELOAD`.
 fn run_auto_slot(preload: bool) {
     let mode = if preload { "preload" } else { "dlopen" };
     let what = format!("tls_auto_slot {mode}");
-    let bin = common::CProgram::new("tls_auto_slot", "tests/abi/tls_auto_slot.c")
+    let bin = common::CProgram::new("tls_auto_slot", "c_tests/abi/tls_auto_slot.c")
         .link(common::Link::Dlopen)
         .build();
     let lib = common::area().lib.display().to_string();

@@ -1,4 +1,4 @@
-//! Drives the C scenario tests in `tests/c_tests/*.c` against OUR library.
+//! Drives the C scenario tests in `c_tests/core/*.c` against OUR library.
 //!
 //! Each program is compiled against `include/liburing.h` and linked to
 //! `<target-dir>/<profile>/librsuring.so` through an RPATH directory whose
@@ -42,7 +42,7 @@ fn run_c_test(test: &str, header: Header) {
     {
         return;
     }
-    let bin = CProgram::new(&name, format!("tests/c_tests/{test}.c"))
+    let bin = CProgram::new(&name, format!("c_tests/core/{test}.c"))
         .header(header)
         .build();
     let run = launch(&bin, &[])
@@ -73,7 +73,7 @@ macro_rules! first_of {
     };
 }
 
-/// The one list of C scenario tests: `name` runs `tests/c_tests/name.c` built
+/// The one list of C scenario tests: `name` runs `c_tests/core/name.c` built
 /// against our header; `name + system_header` also against Debian's
 /// (`system_header::name`), for the programs that use no API newer than
 /// liburing 2.3.
@@ -137,13 +137,13 @@ c_tests! {
     wait_timeout + system_header,
 }
 
-/// Every `tests/c_tests/*.c` is in the list above, so none is silently
+/// Every `c_tests/core/*.c` is in the list above, so none is silently
 /// left out, and every entry has its program.
 #[test]
 fn all_c_files_are_listed() {
-    let dir = common::repo().join("tests/c_tests");
+    let dir = common::repo().join("c_tests/core");
     let mut missing = Vec::new();
-    for entry in fs::read_dir(&dir).expect("read tests/c_tests/") {
+    for entry in fs::read_dir(&dir).expect("read c_tests/core/") {
         let path = entry.expect("dir entry").path();
         if !path.is_file() || path.extension().and_then(|e| e.to_str()) != Some("c") {
             continue;
@@ -155,17 +155,17 @@ fn all_c_files_are_listed() {
     }
     assert!(
         missing.is_empty(),
-        "tests/c_tests/*.c not listed in tests/c_tests.rs: {missing:?}"
+        "c_tests/core/*.c not listed in this driver (c_tests.rs): {missing:?}"
     );
     for name in C_TESTS {
         assert!(
             dir.join(format!("{name}.c")).is_file(),
-            "tests/c_tests.rs lists {name} but tests/c_tests/{name}.c does not exist"
+            "c_tests.rs lists {name} but c_tests/core/{name}.c does not exist"
         );
     }
     assert!(
         ALSO.iter().all(|a| *a == "system_header"),
-        "tests/c_tests.rs: `name + X` knows only X = system_header: {ALSO:?}"
+        "c_tests.rs: `name + X` knows only X = system_header: {ALSO:?}"
     );
     assert_eq!(system_header::LISTED.len(), ALSO.len());
 }

@@ -1,5 +1,5 @@
 //! The differential test: one scripted sequence of liburing calls
-//! (`tests/differential/*.c`) that prints every return value and every
+//! (`c_tests/differential/*.c`) that prints every return value and every
 //! CQE, built once against Debian's liburing 2.3 header. The same binary
 //! runs on Debian's `liburing.so.2` and on rsuring (`LD_LIBRARY_PATH` to a
 //! directory whose `liburing.so.2` is `librsuring.so`), in three
@@ -10,7 +10,7 @@
 //! What the program leaves out of its output because it depends on timing
 //! or on the machine, and the places where liburing 2.3 and 2.15 disagree
 //! (left out because rsuring follows 2.15), are listed in
-//! `tests/differential/NOTES.md`.
+//! `c_tests/differential/NOTES.md`.
 //!
 //! Needs `cargo build --release` first (the README's test command does it).
 
@@ -33,9 +33,9 @@ const TIMEOUT: Duration = Duration::from_secs(240);
 fn program() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = common::repo().join("tests/differential");
+        let dir = common::repo().join("c_tests/differential");
         let mut srcs: Vec<PathBuf> = fs::read_dir(&dir)
-            .expect("read tests/differential")
+            .expect("read c_tests/differential")
             .map(|e| e.expect("dir entry").path())
             .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
             .collect();

@@ -1,5 +1,5 @@
 //! Drop-in tests: the hostile scenarios of issue 10, each a C program in
-//! `tests/dropin/` that encodes what liburing does.
+//! `c_tests/dropin/` that encodes what liburing does.
 //!
 //! Each program is compiled against Debian's liburing 2.3 header and linked
 //! with Debian's `-luring`; the same binary then runs on Debian's
@@ -29,7 +29,7 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 
 fn source(name: &str) -> PathBuf {
     common::repo()
-        .join("tests/dropin")
+        .join("c_tests/dropin")
         .join(format!("{name}.c"))
 }
 
@@ -127,7 +127,7 @@ fn internal_rings() {
     );
 }
 
-/// Every program in tests/dropin/ has a test above.
+/// Every program in c_tests/dropin/ has a test above.
 #[test]
 fn all_dropin_programs_are_listed() {
     const LISTED: &[&str] = &[
@@ -137,8 +137,8 @@ fn all_dropin_programs_are_listed() {
         "sqpoll_fd_reuse",
         "internal_rings",
     ];
-    let dir = common::repo().join("tests/dropin");
-    for entry in fs::read_dir(&dir).expect("read tests/dropin") {
+    let dir = common::repo().join("c_tests/dropin");
+    for entry in fs::read_dir(&dir).expect("read c_tests/dropin") {
         let path = entry.expect("dir entry").path();
         if path.extension().and_then(|e| e.to_str()) != Some("c") {
             continue;
@@ -146,7 +146,7 @@ fn all_dropin_programs_are_listed() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         assert!(
             LISTED.contains(&stem.as_str()),
-            "tests/dropin/{stem}.c has no test in tests/dropin.rs"
+            "c_tests/dropin/{stem}.c has no test in tests/dropin.rs"
         );
     }
 }

@@ -7,7 +7,7 @@
 //! `struct io_uring` another copy of liburing reads; fds that are not
 //! rings; `RLIMIT_NOFILE` at its floor; 1,000 threads churning rings.
 //!
-//! One program (`tests/hostile/*.c`), built once against Debian's liburing
+//! One program (`c_tests/hostile/*.c`), built once against Debian's liburing
 //! 2.3 header and linked with Debian's `-luring`, runs each section in a
 //! process of its own on Debian's `liburing.so.2` (the reference) and on
 //! rsuring, through `LD_LIBRARY_PATH` and through `LD_PRELOAD`:
@@ -21,7 +21,7 @@
 //!   lists it with its reason; the differences are printed.
 //!
 //! A run that prints a `!!` line (a watchdog, a helper that failed) fails.
-//! `tests/hostile/NOTES.md` says what each section prints and what it
+//! `c_tests/hostile/NOTES.md` says what each section prints and what it
 //! leaves out. Needs `cargo build --release` first.
 
 mod common;
@@ -80,9 +80,9 @@ const OPT_IN_MAY_DIFFER: &[(&str, &str)] = &[
 fn program() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let dir = common::repo().join("tests/hostile");
+        let dir = common::repo().join("c_tests/hostile");
         let mut srcs: Vec<PathBuf> = fs::read_dir(&dir)
-            .expect("read tests/hostile")
+            .expect("read c_tests/hostile")
             .map(|e| e.expect("dir entry").path())
             .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
             .collect();
@@ -310,7 +310,7 @@ fn every_section_is_checked() {
     let listed: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(
         listed, SECTIONS,
-        "tests/hostile's sections and SECTIONS disagree"
+        "c_tests/hostile's sections and SECTIONS disagree"
     );
     for (section, _) in OPT_IN_MAY_DIFFER {
         assert!(

@@ -1,4 +1,4 @@
-//! Struct layouts: `tests/layout/layout.c` prints the size and alignment of
+//! Struct layouts: `c_tests/layout/layout.c` prints the size and alignment of
 //! every public liburing structure and the offset and size of each of its
 //! fields. Built against Debian's liburing 2.3 header (the reference, from
 //! liburing-dev) and against ours, the two programs must print the same
@@ -14,7 +14,7 @@ use common::{launch, CProgram, Header, Link};
 /// What `layout.c` prints when compiled against `header` (it calls no
 /// library function: nothing is linked but libc).
 fn layout_report(header: Header, name: &str) -> String {
-    let bin = CProgram::new(name, "tests/layout/layout.c")
+    let bin = CProgram::new(name, "c_tests/layout/layout.c")
         .header(header)
         .link(Link::Dlopen)
         .build();

@@ -2,10 +2,10 @@
 //!
 //! - `mlock_size_with_memlock_used_up`: as nobody whose rings used up
 //!   RLIMIT_MEMLOCK, `io_uring_mlock_size` and friends return what Debian's
-//!   liburing 2.3 returns (`tests/oldkernel/mlock.c`, built twice).
-//! - The `emulated_*` tests run programs under `tests/oldkernel/supervise.c`,
+//!   liburing 2.3 returns (`c_tests/oldkernel/mlock.c`, built twice).
+//! - The `emulated_*` tests run programs under `c_tests/oldkernel/supervise.c`,
 //!   which makes the real kernel's io_uring answer as an older kernel's
-//!   would (its tables: `tests/oldkernel/kernels.h`; what it cannot
+//!   would (its tables: `SINCE` in `c_tests/oldkernel/supervise.c`; what it cannot
 //!   emulate: docs/compatibility.md).
 
 mod common;
@@ -37,7 +37,7 @@ fn mlock_size_with_memlock_used_up() {
     if !debian_ready(what) {
         return;
     }
-    let src = "tests/oldkernel/mlock.c";
+    let src = "c_tests/oldkernel/mlock.c";
     let ours = CProgram::new("mlock", src).build();
     let theirs = CProgram::new("mlock.debian", src).debian().build();
     let run = |bin: &Path| {
@@ -69,9 +69,9 @@ fn mlock_size_with_memlock_used_up() {
 
 // ---- the emulation ----
 
-/// `tests/oldkernel/supervise.c`, built once.
+/// `c_tests/oldkernel/supervise.c`, built once.
 fn supervisor() -> PathBuf {
-    CProgram::new("supervise", "tests/oldkernel/supervise.c")
+    CProgram::new("supervise", "c_tests/oldkernel/supervise.c")
         .link(Link::Dlopen)
         .build()
 }
@@ -128,7 +128,7 @@ fn per_image(log: &str) -> Vec<Vec<&str>> {
 
 #[test]
 fn tables_give_each_kernels_interface() {
-    // The masks kernels.h yields, restated from the kernels' uapi headers.
+    // The masks supervise.c's SINCE table yields, restated from the kernels' uapi headers.
     let want = [
         ("5.15", "setup_flags=0x7f features=0x7ff enter_flags=0xf register_ops=20 reg_reg_ring=0 last_op=39"),
         ("6.1", "setup_flags=0x3fff features=0x1fff enter_flags=0x1f register_ops=26 reg_reg_ring=0 last_op=48"),
@@ -149,7 +149,7 @@ fn tables_give_each_kernels_interface() {
 
 #[test]
 fn emulation_answers_as_the_old_kernel_in_threads_and_children() {
-    let bin = CProgram::new("emulation", "tests/oldkernel/emulation.c")
+    let bin = CProgram::new("emulation", "c_tests/oldkernel/emulation.c")
         .link(Link::Dlopen)
         .build();
     let native = launch(&bin, &[]).run();
@@ -237,9 +237,9 @@ const APP_NO_SQARRAY: &[(&str, usize)] = &[("setup_restrict", 1)];
 
 #[test]
 fn c_tests_under_older_kernels() {
-    let dir = common::repo().join("tests/c_tests");
+    let dir = common::repo().join("c_tests/core");
     let mut tests: Vec<String> = fs::read_dir(&dir)
-        .expect("tests/c_tests/")
+        .expect("c_tests/core/")
         .filter_map(|e| {
             let path = e.ok()?.path();
             (path.extension()? == "c").then(|| path.file_stem()?.to_str().map(str::to_string))?
@@ -249,7 +249,7 @@ fn c_tests_under_older_kernels() {
     let mut failures = Vec::new();
     for kernel in kernels() {
         for test in &tests {
-            let bin = CProgram::new(test, format!("tests/c_tests/{test}.c")).build();
+            let bin = CProgram::new(test, format!("c_tests/core/{test}.c")).build();
             let log = log_file(&format!("{test}.log"));
             let expected = EXPECTED_SKIPS
                 .iter()
@@ -308,7 +308,7 @@ fn disabled_io_uring_fails_every_setup_as_liburing_does() {
     if !debian_ready(what) {
         return;
     }
-    let src = "tests/oldkernel/disabled.c";
+    let src = "c_tests/oldkernel/disabled.c";
     let ours = CProgram::new("disabled", src).build();
     let theirs = CProgram::new("disabled.debian", src).debian().build();
     for (mode, errno) in [("1", -libc::EPERM), ("2", -libc::ENOSYS)] {
@@ -378,7 +378,7 @@ fn transparent_ring_whose_sqpoll_setup_is_refused_comes_up_plain() {
     {
         return;
     }
-    let bin = CProgram::new("sqpoll_refused", "tests/oldkernel/sqpoll_refused.c").build();
+    let bin = CProgram::new("sqpoll_refused", "c_tests/oldkernel/sqpoll_refused.c").build();
     let log = log_file("sqpoll_refused.log");
     let l = launch(&bin, &[])
         .var("RSURING_SQPOLL", "1")
@@ -420,7 +420,7 @@ fn transparent_ring_whose_sqpoll_setup_is_refused_comes_up_plain() {
 
 #[test]
 fn batched_init_degrades_per_kernel_and_learns_once() {
-    let bin = CProgram::new("batched", "tests/oldkernel/batched.c").build();
+    let bin = CProgram::new("batched", "c_tests/oldkernel/batched.c").build();
     // (kernel, the rings' flags, setups refused for the tiers, first ring only)
     let cases = [
         // Neither DEFER_TASKRUN (6.1) nor COOP_TASKRUN (5.19): the first
@@ -463,7 +463,7 @@ fn batched_init_degrades_per_kernel_and_learns_once() {
 
 #[test]
 fn rings_in_application_memory_need_6_5() {
-    let bin = CProgram::new("no_mmap", "tests/oldkernel/no_mmap.c").build();
+    let bin = CProgram::new("no_mmap", "c_tests/oldkernel/no_mmap.c").build();
     let native = launch(&bin, &[]).run();
     assert!(native.ok(), "{}", native.describe());
     assert_eq!(fields(&native)["nop"], "0", "{}", native.describe());
@@ -482,7 +482,7 @@ fn rings_in_application_memory_need_6_5() {
 
 #[test]
 fn shared_poller_that_cannot_be_verified_degrades_to_dedicated() {
-    let bin = CProgram::new("unverified_poller", "tests/oldkernel/unverified_poller.c").build();
+    let bin = CProgram::new("unverified_poller", "c_tests/oldkernel/unverified_poller.c").build();
     let note = "rsuring: shared SQPOLL: /proc/self/fdinfo/";
     // Seen: the two rings share one poller, nothing printed.
     let run = launch(&bin, &[]).var("RSURING_SQPOLL_PERCPU", "1").run();

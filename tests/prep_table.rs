@@ -14,7 +14,7 @@
 //! - by hand, likewise: the hand-written inline helpers (peek, get_sqe,
 //!   get_sqe128, for_each_cqe, cmsg walking, eventfd toggle, buffer rings,
 //!   ...) return and write the same as upstream's on pseudo-random ring
-//!   states (tests/prep_table/compare.c).
+//!   states (c_tests/prep_table/compare.c).
 //!
 //! Each comparison runs every helper with three argument sets (wide values,
 //! all ones, small numbers) on an SQE filled with 0xa5, so a field written
@@ -495,7 +495,7 @@ fn inline_helpers_behave_like_upstream() {
         ));
     let upstream = Upstream::configure(&checkout, "inline");
     let their_include = upstream.tree.join("src/include");
-    let src = common::repo().join("tests/prep_table");
+    let src = common::repo().join("c_tests/prep_table");
     let dir = work_dir("inline-helpers");
     let wrappers = src.join("wrappers.c");
     let (ours, theirs, bin) = (
@@ -517,11 +517,18 @@ fn inline_helpers_behave_like_upstream() {
         Some(&their_include),
         &["-c", "-w", "-DWRAP_PREFIX=theirs_"],
     );
+    // With the helper pair's bodies, like every C test program (what it
+    // does not call is dropped at link time: this program links no liburing).
+    let helpers = common::repo().join("c_tests/rsuring_test.c");
     compile(
         &bin,
-        &[&src.join("compare.c"), &ours, &theirs],
+        &[&src.join("compare.c"), &helpers, &ours, &theirs],
         Some(&include),
-        &[],
+        &["-D_GNU_SOURCE", "-pthread"]
+            .iter()
+            .chain(common::cbuild::GC_FLAGS)
+            .copied()
+            .collect::<Vec<_>>(),
     );
     eprint!("{}", run(&bin));
 }

@@ -1,6 +1,6 @@
 //! The reliability suite: rsuring under bad input, sanitizers, fuzzing,
 //! stress, CQ overflow and signals, and real Debian programs. One test per
-//! area; each compiles and runs its programs from `tests/reliability/` (and
+//! area; each compiles and runs its programs from `c_tests/reliability/` (and
 //! `fuzz/`) with a timeout and says how long it took.
 //!
 //! Programs are built and run by the shared harness (`tests/common`):
@@ -103,7 +103,7 @@ fn three_columns(row: &str) -> String {
 
 #[test]
 fn bad_input() {
-    let bin = program("bad_input", "tests/reliability/bad_input.c", &[])
+    let bin = program("bad_input", "c_tests/reliability/bad_input.c", &[])
         .link(Link::Dlopen)
         .build();
     let mut cmd = launch(&bin, &["--lib"])
@@ -178,10 +178,10 @@ fn bad_input() {
 
 // ---- 2. sanitizers -----------------------------------------------------------
 
-/// The C scenario tests (tests/c_tests/*.c), as tests/c_tests.rs runs them.
+/// The C scenario tests (c_tests/core/*.c), as the c_tests driver runs them.
 fn c_test_sources() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = fs::read_dir(common::repo().join("tests/c_tests"))
-        .expect("read tests/c_tests/")
+    let mut v: Vec<PathBuf> = fs::read_dir(common::repo().join("c_tests/core"))
+        .expect("read c_tests/core/")
         .map(|e| e.expect("entry").path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c"))
         .collect();
@@ -235,7 +235,7 @@ fn lsan_leaks(stderr: &str) -> Vec<Report> {
         .collect()
 }
 
-/// ASan + UBSan: every tests/c_tests program built with
+/// ASan + UBSan: every c_tests/core program built with
 /// -fsanitize=address,undefined and linked to our (uninstrumented) library;
 /// ASan's interceptors still see every malloc/free the library makes, and
 /// LeakSanitizer reports leaks with the library's frames symbolized. Leaks
@@ -293,13 +293,13 @@ fn asan_ubsan() {
     for (name, source, args, defs) in [
         (
             "stress",
-            "tests/reliability/stress.c",
+            "c_tests/reliability/stress.c",
             &["8", "300", "3"][..],
             &[][..],
         ),
         (
             "overflow_signals",
-            "tests/reliability/overflow_signals.c",
+            "c_tests/reliability/overflow_signals.c",
             &[][..],
             &["-DWITH_RSURING"][..],
         ),
@@ -341,7 +341,7 @@ const SANITIZERS: &[&str] = &[
     "-fno-omit-frame-pointer",
 ];
 
-/// tests/c_tests programs not run under valgrind, and why.
+/// c_tests/core programs not run under valgrind, and why.
 const VALGRIND_SKIP: &[(&str, &str)] = &[(
     "wait_timeout",
     "asserts that completions land inside millisecond wait windows; \
@@ -397,10 +397,10 @@ const VALGRIND_ERROR_STARTS: &[&str] = &[
     "Jump to the invalid address",
 ];
 
-/// valgrind memcheck over the tests/c_tests programs (all but VALGRIND_SKIP),
+/// valgrind memcheck over the c_tests/core programs (all but VALGRIND_SKIP),
 /// linked to our library: no invalid access or uninitialised use anywhere,
 /// and no definite/indirect leak with a frame in rsuring. The suppressions
-/// in tests/reliability/valgrind.supp cover one thing only: memcheck cannot
+/// in c_tests/reliability/valgrind.supp cover one thing only: memcheck cannot
 /// see data the kernel writes into user buffers for io_uring requests, so a
 /// test program checking that data looks like it branches on uninitialised
 /// memory (see the file).
@@ -410,7 +410,7 @@ fn valgrind() {
         return;
     }
     let start = Instant::now();
-    let supp = common::repo().join("tests/reliability/valgrind.supp");
+    let supp = common::repo().join("c_tests/reliability/valgrind.supp");
     let mut failures = Vec::new();
     let mut count = 0;
     for source in c_test_sources() {
@@ -440,7 +440,7 @@ fn valgrind() {
         if !r.ok() && !r.skipped() && reports.is_empty() {
             // No memory error, yet the program failed: its own timing
             // assertions under valgrind's slowdown. Memory is what this
-            // test checks (tests/c_tests.rs checks behaviour): one more try.
+            // test checks (the c_tests driver checks behaviour): one more try.
             println!("valgrind {name}: failed without a memcheck error, retrying once");
             r = valgrind.run();
             reports = valgrind_reports(&r.stderr);
@@ -534,7 +534,7 @@ fn fuzz_seeded() {
 
 #[test]
 fn stress() {
-    let bin = program("stress", "tests/reliability/stress.c", &["-O2"]).build();
+    let bin = program("stress", "c_tests/reliability/stress.c", &["-O2"]).build();
     let r = launch(&bin, &["8", "2000", "1"])
         .timeout(Duration::from_secs(300))
         .run();
@@ -546,7 +546,7 @@ fn stress() {
 
 #[test]
 fn overflow_and_signals() {
-    let source = "tests/reliability/overflow_signals.c";
+    let source = "c_tests/reliability/overflow_signals.c";
     let ours = program("overflow_signals", source, &["-O2", "-DWITH_RSURING"]).build();
     let r = launch(&ours, &[]).timeout(Duration::from_secs(120)).run();
     println!("overflow_and_signals: {:.1}s", r.elapsed.as_secs_f64());
@@ -597,7 +597,7 @@ fn real_programs() {
     let work = out_dir().join("real_programs");
     let _ = fs::remove_dir_all(&work);
     let r = launch("bash", &[])
-        .arg(common::repo().join("tests/reliability/real_programs.sh"))
+        .arg(common::repo().join("scripts/real_programs.sh"))
         .arg(&common::area().lib)
         .arg(&work)
         .timeout(Duration::from_secs(300))

@@ -1,4 +1,4 @@
-//! Per-CPU shared SQPOLL: drives the C programs in `tests/sqpoll/`.
+//! Per-CPU shared SQPOLL: drives the C programs in `c_tests/sqpoll/`.
 //!
 //! Two kinds of program, built by the shared harness (`tests/common`):
 //! - against OUR headers (`<rsuring.h>`), linked to our library through
@@ -29,18 +29,21 @@ use common::{launch, CProgram, Launch, Run};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// `tests/sqpoll/<name>.c` against our header and library.
+/// `c_tests/sqpoll/<name>.c` against our header and library.
 fn ours(name: &str) -> PathBuf {
-    CProgram::new(name, format!("tests/sqpoll/{name}.c")).build()
+    CProgram::new(name, format!("c_tests/sqpoll/{name}.c")).build()
 }
 
-/// `tests/sqpoll/<name>.c` as an unmodified binary: Debian's header and
+/// `c_tests/sqpoll/<name>.c` as an unmodified binary: Debian's header and
 /// `-luring`.
 fn debian(name: &str) -> PathBuf {
-    CProgram::new(&format!("{name}-debian"), format!("tests/sqpoll/{name}.c"))
-        .debian()
-        .define("SQ_DEBIAN")
-        .build()
+    CProgram::new(
+        &format!("{name}-debian"),
+        format!("c_tests/sqpoll/{name}.c"),
+    )
+    .debian()
+    .define("SQ_DEBIAN")
+    .build()
 }
 
 /// Runs it with TIMEOUT; a timeout or a signal fails the test.

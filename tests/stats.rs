@@ -1,4 +1,4 @@
-//! Per-ring statistics in real programs: drives `tests/stats/*.c` (built
+//! Per-ring statistics in real programs: drives `c_tests/stats/*.c` (built
 //! against our headers, linked to our library) and `rsuring-stat`.
 //!
 //! Every program runs with the `RSURING_*` variables, `LD_PRELOAD` and
@@ -37,9 +37,9 @@ fn stat_tool() -> PathBuf {
     p
 }
 
-/// `tests/stats/<name>.c`, built once per test process.
+/// `c_tests/stats/<name>.c`, built once per test process.
 fn build(name: &str) -> PathBuf {
-    CProgram::new(name, format!("tests/stats/{name}.c")).build()
+    CProgram::new(name, format!("c_tests/stats/{name}.c")).build()
 }
 
 /// Runs `bin` with a clean `RSURING_*` environment plus `vars`.
@@ -450,7 +450,7 @@ impl Drop for Running {
     }
 }
 
-/// Starts `tests/stats/live.c`; None when it skipped.
+/// Starts `c_tests/stats/live.c`; None when it skipped.
 fn start_live(vars: &[(&str, &str)]) -> Option<Running> {
     start_live_as(vars, None)
 }
@@ -491,7 +491,7 @@ fn start_live_as(vars: &[(&str, &str)], user: Option<u32>) -> Option<Running> {
             .join()
             .unwrap();
         if status.code() == Some(EXIT_SKIP) {
-            skip("tests/stats/live", &err);
+            skip("c_tests/stats/live", &err);
             return None;
         }
         panic!("live did not start ({status}):\n{err}");

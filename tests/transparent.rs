@@ -1,7 +1,7 @@
 //! The RSURING_SQPOLL=1 contract (issue 11): rings created without SQPOLL
 //! get a shared SQ poll thread only where plain-ring semantics are kept;
 //! every refusal is automatic and noted once on stderr. Drives the C
-//! programs in `tests/transparent/` as real processes: as root, as
+//! programs in `c_tests/transparent/` as real processes: as root, as
 //! nobody (`setpriv`), as a setuid binary, under `taskset -c 0` and under
 //! `strace`, with and without the variable, and against Debian's liburing.
 //!
@@ -50,7 +50,7 @@ fn require_root() {
     });
 }
 
-/// Compiles `tests/transparent/<name>.c` against our header and library
+/// Compiles `c_tests/transparent/<name>.c` against our header and library
 /// (once per test process) with the extra `-D` definitions.
 fn build(name: &str, defines: &[&str]) -> PathBuf {
     require_root();
@@ -59,7 +59,7 @@ fn build(name: &str, defines: &[&str]) -> PathBuf {
         stem.push('-');
         stem.push_str(&d.replace(['=', '/'], "_"));
     }
-    let program = CProgram::new(&stem, format!("tests/transparent/{name}.c"));
+    let program = CProgram::new(&stem, format!("c_tests/transparent/{name}.c"));
     defines.iter().fold(program, |p, d| p.define(d)).build()
 }
 
@@ -72,7 +72,7 @@ fn debian(name: &str) -> PathBuf {
     require_root();
     CProgram::new(
         &format!("{name}-debian"),
-        format!("tests/transparent/{name}.c"),
+        format!("c_tests/transparent/{name}.c"),
     )
     .debian()
     .define("SQ_DEBIAN")
@@ -1211,7 +1211,7 @@ impl Drop for BusyCpu {
     }
 }
 
-/// What a held run of `tests/transparent/stepaside.c` gave: its stdout,
+/// What a held run of `c_tests/transparent/stepaside.c` gave: its stdout,
 /// `rsuring-stat --once PID` while it held its rings, and its stderr.
 struct Held {
     stdout: String,

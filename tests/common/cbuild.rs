@@ -28,6 +28,22 @@ pub fn c_compiler(opt_level: u32) -> Command {
         .to_command()
 }
 
+/// The bodies of the C helper pair, `c_tests/rsuring_test.c`, which every
+/// C test program is linked with (its header is `c_tests/rsuring_test.h`).
+pub fn helpers() -> PathBuf {
+    repo().join("c_tests/rsuring_test.c")
+}
+
+/// Each function in a section of its own, and unused sections dropped at
+/// link time: a program carries only the helpers it calls, so one that
+/// links no liburing ([`Link::Dlopen`]) does not need the symbols of the
+/// helpers it does not call.
+pub const GC_FLAGS: &[&str] = &[
+    "-ffunction-sections",
+    "-fdata-sections",
+    "-Wl,--gc-sections",
+];
+
 /// Which `liburing.h` a program is compiled against.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Header {
@@ -56,7 +72,7 @@ pub enum Link {
 
 /// A C program to build into the test crate's area: `-Wall -Wextra
 /// -Werror -std=gnu11 -D_GNU_SOURCE -pthread`, debug info, `-O2` unless
-/// changed.
+/// changed, linked with the helper bodies ([`helpers`], [`GC_FLAGS`]).
 #[derive(Clone, Debug)]
 pub struct CProgram {
     name: String,
@@ -147,7 +163,8 @@ impl CProgram {
         if self.header == Header::Ours {
             cmd.arg(format!("-I{}", repo().join("include").display()));
         }
-        cmd.arg("-o").arg(out).args(&self.sources);
+        cmd.args(GC_FLAGS);
+        cmd.arg("-o").arg(out).args(&self.sources).arg(helpers());
         match self.link {
             Link::Rsuring => {
                 cmd.arg(&area.lib)

@@ -21,13 +21,14 @@
 //!   differential drivers).
 //!
 //! One layout: the driver `tests/foo.rs` keeps its C programs in
-//! `tests/foo/`, and they include the one C helper header,
-//! `tests/common/rsuring_test.h` (`#include "../common/rsuring_test.h"`).
+//! `c_tests/foo/`; each includes the one C helper header,
+//! `c_tests/rsuring_test.h` (`#include "../rsuring_test.h"`), and
+//! [`CProgram`] links it with the helper's bodies, `c_tests/rsuring_test.c`.
 //! `tests/harness.rs` checks the harness itself. A new test driver
 //! `tests/foo.rs` adopts it with `mod common;` and, e.g.:
 //!
 //! ```ignore
-//! let bin = common::CProgram::new("prog", "tests/foo/prog.c").build();
+//! let bin = common::CProgram::new("prog", "c_tests/foo/prog.c").build();
 //! let run = common::launch(&bin, &["arg"]).var("RSURING_STATS", "1").run();
 //! if !run.expect_pass() { return; } // exit 77: a skip, a failure under strict mode
 //! assert_eq!(run.field("rings"), "2", "{}", run.describe());
