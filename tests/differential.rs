@@ -16,13 +16,11 @@
 
 mod common;
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::two_libs::{self, Header, Lib};
+use common::two_libs::{self, Lib};
 use common::Run;
 
 /// Every section has a 20 s watchdog; the whole program takes a few
@@ -32,16 +30,7 @@ const TIMEOUT: Duration = Duration::from_secs(240);
 /// The program, built once per test process.
 fn program() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = common::repo().join("c_tests/differential");
-        let mut srcs: Vec<PathBuf> = fs::read_dir(&dir)
-            .expect("read c_tests/differential")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
-            .collect();
-        srcs.sort();
-        two_libs::build(&srcs, Header::Debian, "differential")
-    })
+    BIN.get_or_init(|| two_libs::build_area("differential"))
 }
 
 /// Panics unless the program ran to its end.
@@ -51,28 +40,6 @@ fn completed(run: &Run, what: &str) {
         "the differential program did not finish on {what}:\n{}",
         run.describe()
     );
-}
-
-/// `diff -u` of two outputs, saved next to the program.
-fn unified_diff(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
-    let dir = &common::area().bin_dir;
-    let path_a = dir.join(format!("{name}.{}.out", a.0));
-    let path_b = dir.join(format!("{name}.{}.out", b.0));
-    fs::write(&path_a, a.1).expect("save an output");
-    fs::write(&path_b, b.1).expect("save an output");
-    match Command::new("diff")
-        .arg("-u")
-        .arg(&path_a)
-        .arg(&path_b)
-        .output()
-    {
-        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
-        Err(e) => format!(
-            "(diff could not run: {e}; the outputs are {} and {})",
-            path_a.display(),
-            path_b.display()
-        ),
-    }
 }
 
 /// The program on liburing and on rsuring with `vars`: same stdout.
@@ -99,7 +66,7 @@ fn same_output(name: &str, vars: &[(&str, &str)]) {
     if again.stdout != reference.stdout {
         panic!(
             "the differential program is not deterministic on liburing (a test bug):\n{}",
-            unified_diff(
+            two_libs::unified_diff(
                 name,
                 ("liburing", &reference.stdout),
                 ("liburing-again", &again.stdout)
@@ -112,7 +79,7 @@ fn same_output(name: &str, vars: &[(&str, &str)]) {
     panic!(
         "rsuring's output differs from liburing's ({}):\n{}\nrsuring's stderr (last lines):\n{stderr_tail}",
         ours.cmdline,
-        unified_diff(
+        two_libs::unified_diff(
             name,
             ("liburing", &reference.stdout),
             ("rsuring", &ours.stdout)

@@ -26,13 +26,11 @@
 
 mod common;
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::two_libs::{self, Header};
+use common::two_libs;
 use common::Run;
 
 /// Every section has a 60 s watchdog; most take a second or two.
@@ -79,16 +77,7 @@ const OPT_IN_MAY_DIFFER: &[(&str, &str)] = &[
 /// The program, built once per test process.
 fn program() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let dir = common::repo().join("c_tests/hostile");
-        let mut srcs: Vec<PathBuf> = fs::read_dir(&dir)
-            .expect("read c_tests/hostile")
-            .map(|e| e.expect("dir entry").path())
-            .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("c"))
-            .collect();
-        srcs.sort();
-        two_libs::build(&srcs, Header::Debian, "hostile")
-    })
+    BIN.get_or_init(|| two_libs::build_area("hostile"))
 }
 
 /// How the program gets its library.
@@ -147,28 +136,6 @@ fn run(section: &str, via: Via, vars: &[(&str, &str)]) -> Run {
     run
 }
 
-/// `diff -u` of two outputs, both saved next to the program.
-fn unified_diff(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
-    let dir = &common::area().bin_dir;
-    let path_a = dir.join(format!("{name}.{}.out", a.0));
-    let path_b = dir.join(format!("{name}.{}.out", b.0));
-    fs::write(&path_a, a.1).expect("save an output");
-    fs::write(&path_b, b.1).expect("save an output");
-    match Command::new("diff")
-        .arg("-u")
-        .arg(&path_a)
-        .arg(&path_b)
-        .output()
-    {
-        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
-        Err(e) => format!(
-            "(diff could not run: {e}; the outputs are {} and {})",
-            path_a.display(),
-            path_b.display()
-        ),
-    }
-}
-
 /// The lines that must hold under the opt-in too.
 fn critical(out: &str) -> String {
     out.lines()
@@ -184,7 +151,7 @@ fn reference_is_stable(section: &str, reference: &str) {
     if again.stdout != reference {
         panic!(
             "{section}: the program is not deterministic on liburing (a test bug):\n{}",
-            unified_diff(
+            two_libs::unified_diff(
                 section,
                 ("liburing", reference),
                 ("liburing-again", &again.stdout)
@@ -216,7 +183,7 @@ fn check(section: &str) {
                 "rsuring ({}, default) differs from liburing ({}):\n{}",
                 via.name(),
                 ours.cmdline,
-                unified_diff(
+                two_libs::unified_diff(
                     section,
                     ("liburing", &reference.stdout),
                     (via.name(), &ours.stdout)
@@ -234,7 +201,7 @@ fn check(section: &str) {
             }
             continue;
         }
-        let diff = unified_diff(
+        let diff = two_libs::unified_diff(
             section,
             ("liburing", &reference.stdout),
             (&name, &ours.stdout),

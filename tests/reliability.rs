@@ -497,20 +497,12 @@ fn valgrind() {
 /// A seeded libFuzzer run of fuzz/ring_ops.c (at most ~45 s of fuzzing).
 #[test]
 fn fuzz_seeded() {
-    let r = launch(
-        "bash",
-        &[
-            "scripts/fuzz.sh",
-            "-seed=1",
-            "-runs=4000",
-            "-max_total_time=45",
-            "-timeout=20",
-        ],
-    )
-    .cwd(&common::repo())
-    .var("RSURING_FUZZ_FRESH", "1")
-    .timeout(Duration::from_secs(420))
-    .run();
+    let r = common::launch::fuzz_script(&[
+        "-seed=1",
+        "-runs=4000",
+        "-max_total_time=45",
+        "-timeout=20",
+    ]);
     if r.skipped() {
         common::skip("fuzz_seeded", r.stderr.trim());
         return;

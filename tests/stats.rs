@@ -461,21 +461,8 @@ fn start_live_as(vars: &[(&str, &str)], user: Option<u32>) -> Option<Running> {
     if let Some(id) = user {
         live = live.user(id);
     }
-    let mut child = vars
-        .iter()
-        .fold(live, |l, (k, v)| l.var(k, v))
-        .command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start live");
-    let mut err = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let live = vars.iter().fold(live, |l, (k, v)| l.var(k, v));
+    let (mut child, stderr) = live.spawn_talking("live");
     let mut ready = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut ready)
@@ -1247,21 +1234,13 @@ fn the_stale_sweep_removes_only_dead_pages_of_its_own_user() {
 /// suite's fuzz run).
 #[test]
 fn the_page_parser_survives_fuzzing() {
-    let r = launch(
-        "bash",
-        &[
-            "scripts/fuzz.sh",
-            "--target",
-            "page",
-            "-seed=1",
-            "-max_total_time=20",
-            "-timeout=10",
-        ],
-    )
-    .cwd(&common::repo())
-    .var("RSURING_FUZZ_FRESH", "1")
-    .timeout(Duration::from_secs(420))
-    .run();
+    let r = common::launch::fuzz_script(&[
+        "--target",
+        "page",
+        "-seed=1",
+        "-max_total_time=20",
+        "-timeout=10",
+    ]);
     if r.skipped() {
         skip("the_page_parser_survives_fuzzing", r.stderr.trim());
         return;

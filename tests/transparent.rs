@@ -1268,8 +1268,7 @@ impl Held {
 /// (nobody on CPU 0, poller on CPU 1), statistics on and the rule on;
 /// looks at it with rsuring-stat while it holds its rings. None: skipped.
 fn stepping_aside(args: &[&str]) -> Option<Held> {
-    use std::io::{BufRead, BufReader, Read};
-    use std::process::Stdio;
+    use std::io::{BufRead, BufReader};
     let stat_tool = common::profile_dir().join("rsuring-stat");
     assert!(
         stat_tool.exists(),
@@ -1283,19 +1282,7 @@ fn stepping_aside(args: &[&str]) -> Option<Held> {
         .pin_cpu0()
         .nobody();
     let cmdline = l.cmdline();
-    let mut child = l
-        .command()
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start stepaside");
-    let mut err = child.stderr.take().unwrap();
-    let stderr = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
+    let (mut child, stderr) = l.spawn_talking("stepaside");
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut stdout = String::new();
     let mut pid = None;

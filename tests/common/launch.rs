@@ -190,6 +190,22 @@ impl Launch {
         cmd
     }
 
+    /// [`Self::command`] started with piped stdin and stdout, for a test
+    /// that talks to it, and its stderr read to the end by a thread of its
+    /// own. The same duty: kill its process group (`-pid`) when done.
+    pub fn spawn_talking(&self, what: &str) -> (std::process::Child, JoinHandle<String>) {
+        let mut cmd = self.command();
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("start {what}: {e}"));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>);
+        (child, drain(stderr))
+    }
+
     /// Runs it and collects its output. On timeout the whole process group
     /// is killed (`Run::timed_out`); once the program has exited, whatever
     /// it left running in its group is killed too. Panics only when it
@@ -361,4 +377,16 @@ pub fn tail(s: &str, n: usize) -> &str {
         start += 1;
     }
     &s[start..]
+}
+
+/// scripts/fuzz.sh with `args`, on a fresh scratch corpus, for at most 7
+/// minutes (the build included).
+pub fn fuzz_script(args: &[&str]) -> Run {
+    let repo = super::repo();
+    let script = repo.join("scripts/fuzz.sh");
+    let l = launch("bash", &[script.to_str().unwrap()]).cwd(&repo);
+    let l = args.iter().fold(l, |l, a| l.arg(*a));
+    l.var("RSURING_FUZZ_FRESH", "1")
+        .timeout(Duration::from_secs(420))
+        .run()
 }

@@ -92,3 +92,40 @@ fn check_library(run: &Run, lib: Lib) {
         ),
     }
 }
+
+/// `diff -u` of two outputs `(label, text)` of program `name`, both saved
+/// next to the program (`NAME.LABEL.out`) for a look afterwards.
+pub fn unified_diff(name: &str, a: (&str, &str), b: (&str, &str)) -> String {
+    let dir = &common::area().bin_dir;
+    let [path_a, path_b] = [a, b].map(|(label, text)| {
+        let path = dir.join(format!("{name}.{label}.out"));
+        std::fs::write(&path, text).expect("save an output");
+        path
+    });
+    match std::process::Command::new("diff")
+        .arg("-u")
+        .arg(&path_a)
+        .arg(&path_b)
+        .output()
+    {
+        Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Err(e) => format!(
+            "(diff could not run: {e}; the outputs are {} and {})",
+            path_a.display(),
+            path_b.display()
+        ),
+    }
+}
+
+/// The one program made of every `.c` file of `c_tests/AREA/`, against
+/// Debian's header (a differential program: run on both libraries).
+pub fn build_area(area: &str) -> PathBuf {
+    let dir = common::repo().join("c_tests").join(area);
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("read c_tests/{area}: {e}"));
+    let mut srcs: Vec<PathBuf> = entries
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .collect();
+    srcs.sort();
+    build(&srcs, Header::Debian, area)
+}
