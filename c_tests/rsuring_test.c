@@ -1239,14 +1239,14 @@ const char *eof_within(int rfd, int ms)
 	}
 }
 
-int sq_threads(void)
+int t_count_sq_threads(void)
 {
 	DIR *dir = opendir("/proc/self/task");
 	struct dirent *de;
 	int count = 0;
 
 	if (!dir)
-		die("opendir /proc/self/task: %s", strerror(errno));
+		return -1;
 	while ((de = readdir(dir))) {
 		char path[300], comm[64] = "";
 		FILE *f;
@@ -1265,6 +1265,52 @@ int sq_threads(void)
 	}
 	closedir(dir);
 	return count;
+}
+
+int sq_threads(void)
+{
+	int count = t_count_sq_threads();
+
+	if (count < 0)
+		die("opendir /proc/self/task: %s", strerror(errno));
+	return count;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static const char *t_section_name = "none";
+static unsigned t_section_secs;
+
+static void t_section_watchdog(int sig)
+{
+	char buf[256];
+	int n;
+
+	(void)sig;
+	n = snprintf(buf, sizeof(buf),
+		     "!! watchdog: section %s still running after %u s "
+		     "[step: %s]\n",
+		     t_section_name, t_section_secs, t_step);
+	if (n > 0)
+		(void)!write(STDOUT_FILENO, buf, (size_t)n);
+	kill_children();
+	_exit(3);
+}
+
+void start_section_watchdog(const char *name, unsigned secs)
+{
+	t_section_name = name;
+	t_section_secs = secs;
+	signal(SIGALRM, t_section_watchdog);
+	alarm(secs);
+}
+
+void report_library(void)
+{
+	const char *lib = t_library();
+
+	if (lib)
+		fprintf(stderr, "library: %s\n", lib);
 }
 
 /* ---- raw system calls -------------------------------------------------- */

@@ -744,8 +744,22 @@ int make_letters_file(void);
  * still in it is read and dropped): "eof" or "no-eof".
  */
 const char *eof_within(int rfd, int ms);
-/* Threads of this process whose name starts with "iou-sqp-". */
+/* Threads of this process whose name starts with "iou-sqp-"; ends the
+ * program with a line when /proc/self/task cannot be read. */
 int sq_threads(void);
+/* The same count, or -1 (errno set) when /proc/self/task cannot be read. */
+int t_count_sq_threads(void);
+
+/*
+ * The section runners (differential, hostile): names the section and arms
+ * its watchdog, which after @secs seconds prints "!! watchdog: section
+ * <name> still running after <secs> s [step: <t_step>]", kills the
+ * children track_child() knows and exits 3.
+ */
+void start_section_watchdog(const char *name, unsigned secs);
+/* "library: <file>" on stderr: the file that serves io_uring_queue_init,
+ * when dladdr names it. */
+void report_library(void);
 
 /* Children: remembered so that a watchdog can kill them. */
 void track_child(pid_t pid);
