@@ -1554,6 +1554,38 @@ void queue_bad(struct io_uring *ring, __u64 ud, unsigned sqe_flags)
 	sqe->flags |= (__u8)sqe_flags;
 }
 
+void init_or_die(struct io_uring *ring)
+{
+	int ret = io_uring_queue_init(8, ring, 0);
+
+	if (ret < 0)
+		die("io_uring_queue_init: %s", rstr(ret, 0));
+}
+
+void init_params_or_die(struct io_uring *ring, struct io_uring_params *p,
+			unsigned flags)
+{
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->flags = flags;
+	ret = io_uring_queue_init_params(8, ring, p);
+	if (ret < 0)
+		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+}
+
+void init_shown(struct io_uring *ring, int critical)
+{
+	int ret = io_uring_queue_init(8, ring, 0);
+
+	if (critical)
+		crit("io_uring_queue_init = %s", rstr(ret, 0));
+	else
+		say("io_uring_queue_init = %s", rstr(ret, 0));
+	if (ret < 0)
+		die("io_uring_queue_init failed");
+}
+
 int init_ring(struct io_uring *ring, unsigned entries, unsigned flags,
 	      const char *what)
 {

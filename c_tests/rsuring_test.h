@@ -725,6 +725,17 @@ const char *cqe_str(struct io_uring *ring, int ms);
 /* Queues a NOP (@ud), submits it and waits 1 s for its CQE: a line. */
 const char *nop_roundtrip(struct io_uring *ring, __u64 ud);
 
+/* An 8-entry ring (io_uring_queue_init, no flags), or die. */
+void init_or_die(struct io_uring *ring);
+/* An 8-entry ring from io_uring_queue_init_params with @p zeroed but for
+ * @flags (the kernel's answer is left in *p), or die. */
+void init_params_or_die(struct io_uring *ring, struct io_uring_params *p,
+			unsigned flags);
+/* An 8-entry ring (io_uring_queue_init, no flags), its result printed as
+ * "io_uring_queue_init = <ret>" (with crit() when @critical, else say()),
+ * or die. */
+void init_shown(struct io_uring *ring, int critical);
+
 /* io_uring_queue_init_params with @flags; prints the result and what the
  * kernel and the library report about the ring. Returns the result. */
 int init_ring(struct io_uring *ring, unsigned entries, unsigned flags,

@@ -10,14 +10,6 @@
 #define T_NO_WATCHDOG /* each section has its own (main.c) */
 #include "../rsuring_test.h"
 
-static void init_or_die(struct io_uring *ring)
-{
-	int ret = io_uring_queue_init(8, ring, 0);
-
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
-}
-
 /* A read of 5 bytes of @fd into @buf, submitted (the pipe is empty). */
 static int pending_read(struct io_uring *ring, int fd, char *buf)
 {
@@ -103,10 +95,7 @@ void sec_fd_games(void)
 
 	STEP("dup outlives exit");
 	say("-- a dup() of the ring fd outlives io_uring_queue_exit; the ring is mapped again through it");
-	memset(&p, 0, sizeof(p));
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p, 0);
 	make_pipe(pfd);
 	say("register_files = %s",
 	    rstr(io_uring_register_files(&ring, &pfd[0], 1), 0));

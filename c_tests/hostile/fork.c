@@ -42,9 +42,7 @@ static void parent_setup(struct parent *P)
 	int files[2], ret, rf, rb, re;
 
 	memset(P, 0, sizeof(*P));
-	ret = io_uring_queue_init(8, &P->ring, 0);
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
+	init_or_die(&P->ring);
 	make_pipe(P->pipe);
 	P->file = make_letters_file();
 	P->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -322,9 +320,7 @@ void sec_fork_outlive(void)
 
 	STEP("outlive");
 	say("-- the parent exits its ring first; the child then uses its copy");
-	ret = io_uring_queue_init(8, &ring, 0);
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
+	init_or_die(&ring);
 	say("parent: %s", nop_roundtrip(&ring, 0x1));
 	make_pipe(go);
 	pid = make_child(BY_FORK);

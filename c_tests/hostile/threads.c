@@ -160,16 +160,13 @@ static void defer_taskrun_worker(void)
 	struct io_uring ring;
 	struct dcase D;
 	pthread_t w;
-	int pfd[2], ret;
+	int pfd[2];
 
 	STEP("defer_taskrun");
 	say("-- SINGLE_ISSUER|R_DISABLED|DEFER_TASKRUN set up on main, enabled and used by a worker, exited by main");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED |
-		  IORING_SETUP_DEFER_TASKRUN;
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p,
+			   IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED |
+			   IORING_SETUP_DEFER_TASKRUN);
 	make_pipe(pfd);
 	say("main: register_files=%s",
 	    rstr(io_uring_register_files(&ring, &pfd[1], 1), 0));
