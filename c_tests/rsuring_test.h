@@ -711,6 +711,18 @@ void show_cqe(const char *what, const struct io_uring_cqe *cqe);
 
 /* The next SQE; ends the program with a line if the SQ is full. */
 struct io_uring_sqe *sqe_of(struct io_uring *ring);
+/*
+ * queue_op(ring, ud, io_uring_prep_read, fd, buf, len, off): the next SQE
+ * (sqe_of), prepared by the io_uring_prep_* helper with the arguments that
+ * follow it, then given @ud; returns the SQE.
+ */
+#define queue_op(ring, ud, prep, ...)					\
+	({								\
+		struct io_uring_sqe *q_sqe_ = sqe_of(ring);		\
+		prep(q_sqe_, ##__VA_ARGS__);				\
+		io_uring_sqe_set_data64(q_sqe_, (ud));			\
+		q_sqe_;							\
+	})
 /* Queues one NOP with @ud and @sqe_flags. */
 void queue_nop(struct io_uring *ring, __u64 ud, unsigned sqe_flags);
 /* An SQE the kernel rejects when it is submitted (unknown opcode). */

@@ -107,15 +107,13 @@ void sec_register_misc(void)
 	STEP("msg_ring");
 	say("-- MSG_RING to another ring, and to an fd that is not a ring");
 	need(init_ring(&other, 8, 0, "init other"), "init");
-	sqe = sqe_of(&ring);
-	io_uring_prep_msg_ring(sqe, other.ring_fd, 0x77, 0x88, 0);
-	io_uring_sqe_set_data64(sqe, 0x31);
+	queue_op(&ring, 0x31, io_uring_prep_msg_ring, other.ring_fd, 0x77, 0x88,
+		 0);
 	submit_show(&ring, "submit", 1);
 	say("other ring:");
 	show_cqes(&other, 1, 1000, NULL);
-	sqe = sqe_of(&ring);
-	io_uring_prep_msg_ring(sqe, STDIN_FILENO, 0x77, 0x88, 0);
-	io_uring_sqe_set_data64(sqe, 0x32);
+	queue_op(&ring, 0x32, io_uring_prep_msg_ring, STDIN_FILENO, 0x77, 0x88,
+		 0);
 	submit_show(&ring, "submit", 1);
 	io_uring_queue_exit(&other);
 	io_uring_queue_exit(&ring);
@@ -138,9 +136,8 @@ void sec_register_misc(void)
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
 				   NULL, 0));
 	submit_show(&ring, "submit", 1);
-	sqe = sqe_of(&ring);
-	io_uring_prep_read(sqe, STDIN_FILENO, buf, sizeof(buf), 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
+	queue_op(&ring, 0x42, io_uring_prep_read, STDIN_FILENO, buf,
+		 sizeof(buf), 0);
 	submit_show(&ring, "submit a read", 1);
 	show_ret("register RESTRICTIONS once enabled",
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_RESTRICTIONS,

@@ -128,7 +128,6 @@ static void queue_timeout(struct io_uring *ring, struct __kernel_timespec *ts,
 void sec_timeouts(void)
 {
 	struct __kernel_timespec rel, far, abs_ts, upd;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	struct timespec now;
 
@@ -167,9 +166,7 @@ void sec_timeouts(void)
 	say("-- timeout 10 s, then timeout_remove");
 	queue_timeout(&ring, &far, 0, 0, 0x41, 0);
 	show_ret("submit", io_uring_submit(&ring));
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_remove(sqe, 0x41, 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
+	queue_op(&ring, 0x42, io_uring_prep_timeout_remove, 0x41, 0);
 	show_ret("submit remove", io_uring_submit(&ring));
 	show_cqes(&ring, 2, 2000, NULL);
 
@@ -178,20 +175,14 @@ void sec_timeouts(void)
 	queue_timeout(&ring, &far, 0, 0, 0x51, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	upd = t_timeout_ms(20);
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_update(sqe, &upd, 0x51, 0);
-	io_uring_sqe_set_data64(sqe, 0x52);
+	queue_op(&ring, 0x52, io_uring_prep_timeout_update, &upd, 0x51, 0);
 	show_ret("submit update", io_uring_submit(&ring));
 	show_cqes(&ring, 2, 2000, NULL);
 
 	STEP("remove of an unknown timeout");
 	say("-- timeout_remove and timeout_update of an unknown timeout");
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_remove(sqe, 0x999, 0);
-	io_uring_sqe_set_data64(sqe, 0x61);
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_update(sqe, &upd, 0x999, 0);
-	io_uring_sqe_set_data64(sqe, 0x62);
+	queue_op(&ring, 0x61, io_uring_prep_timeout_remove, 0x999, 0);
+	queue_op(&ring, 0x62, io_uring_prep_timeout_update, &upd, 0x999, 0);
 	submit_show(&ring, "submit", 2);
 
 	STEP("ETIME_SUCCESS in a link");
@@ -222,7 +213,6 @@ static void queue_cancel(struct io_uring *ring, __u64 target, int flags,
 void sec_cancel(void)
 {
 	struct io_uring_sync_cancel_reg reg;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int a[2], b[2];
 	char buf[16];
@@ -252,13 +242,10 @@ void sec_cancel(void)
 	queue_poll(&ring, a[0], 0x32);
 	queue_poll(&ring, b[0], 0x33);
 	show_ret("submit", io_uring_submit(&ring));
-	sqe = sqe_of(&ring);
-	io_uring_prep_cancel_fd(sqe, a[0], 0);
-	io_uring_sqe_set_data64(sqe, 0x34);
+	queue_op(&ring, 0x34, io_uring_prep_cancel_fd, a[0], 0);
 	submit_show(&ring, "submit cancel fd", 2);
-	sqe = sqe_of(&ring);
-	io_uring_prep_cancel_fd(sqe, a[0], IORING_ASYNC_CANCEL_ALL);
-	io_uring_sqe_set_data64(sqe, 0x35);
+	queue_op(&ring, 0x35, io_uring_prep_cancel_fd, a[0],
+		 IORING_ASYNC_CANCEL_ALL);
 	submit_show(&ring, "submit cancel fd ALL", 2);
 	queue_cancel(&ring, 0x33, 0, 0x36);
 	submit_show(&ring, "submit cancel", 2);
@@ -270,9 +257,7 @@ void sec_cancel(void)
 
 	STEP("cancel a read");
 	say("-- read(empty pipe), cancel by user_data");
-	sqe = sqe_of(&ring);
-	io_uring_prep_read(sqe, a[0], buf, sizeof(buf), 0);
-	io_uring_sqe_set_data64(sqe, 0x51);
+	queue_op(&ring, 0x51, io_uring_prep_read, a[0], buf, sizeof(buf), 0);
 	show_ret("submit", io_uring_submit(&ring));
 	queue_cancel(&ring, 0x51, 0, 0x52);
 	submit_show(&ring, "submit cancel", 2);
@@ -300,7 +285,6 @@ void sec_cancel(void)
 
 void sec_multishot_poll(void)
 {
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int p[2], i;
 
@@ -309,37 +293,26 @@ void sec_multishot_poll(void)
 
 	STEP("multishot poll");
 	say("-- multishot poll on a pipe, 3 writes, then poll_remove");
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_multishot(sqe, p[0], POLLIN);
-	io_uring_sqe_set_data64(sqe, 0x11);
+	queue_op(&ring, 0x11, io_uring_prep_poll_multishot, p[0], POLLIN);
 	show_ret("submit", io_uring_submit(&ring));
 	say("cq_ready before any write = %u", io_uring_cq_ready(&ring));
 	for (i = 0; i < 3; i++) {
 		write_byte(p[1]);
 		show_cqes(&ring, 1, 2000, NULL);
 	}
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_remove(sqe, 0x11);
-	io_uring_sqe_set_data64(sqe, 0x12);
+	queue_op(&ring, 0x12, io_uring_prep_poll_remove, 0x11);
 	submit_show(&ring, "submit poll_remove", 2);
 
 	STEP("poll update");
 	say("-- multishot poll, poll_update to one-shot, a write");
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_multishot(sqe, p[0], POLLIN);
-	io_uring_sqe_set_data64(sqe, 0x21);
+	queue_op(&ring, 0x21, io_uring_prep_poll_multishot, p[0], POLLIN);
 	show_ret("submit", io_uring_submit(&ring));
 	/* The pipe still holds the 3 bytes: readable at once. */
 	show_cqes(&ring, 1, 2000, NULL);
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_update(sqe, 0x21, 0x22, POLLIN,
-				  IORING_POLL_UPDATE_USER_DATA |
-					  IORING_POLL_UPDATE_EVENTS);
-	io_uring_sqe_set_data64(sqe, 0x23);
+	queue_op(&ring, 0x23, io_uring_prep_poll_update, 0x21, 0x22, POLLIN,
+		 IORING_POLL_UPDATE_USER_DATA | IORING_POLL_UPDATE_EVENTS);
 	submit_show(&ring, "submit poll_update", 2);
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_remove(sqe, 0x22);
-	io_uring_sqe_set_data64(sqe, 0x24);
+	queue_op(&ring, 0x24, io_uring_prep_poll_remove, 0x22);
 	submit_show(&ring, "submit poll_remove", 2);
 
 	io_uring_queue_exit(&ring);

@@ -196,7 +196,6 @@ static void task_work_on(unsigned flags, const char *name)
 {
 	struct io_uring_cqe *cqe;
 	struct __kernel_timespec ts;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	char what[96], c;
 	int p[2];
@@ -207,9 +206,8 @@ static void task_work_on(unsigned flags, const char *name)
 		return;
 	make_pipe(p);
 	for (int round = 0; round < 3; round++) {
-		sqe = sqe_of(&ring);
-		io_uring_prep_poll_add(sqe, p[0], POLLIN);
-		io_uring_sqe_set_data64(sqe, 0x10 + (unsigned)round);
+		queue_op(&ring, 0x10 + (unsigned)round, io_uring_prep_poll_add,
+			 p[0], POLLIN);
 		show_ret("submit poll", io_uring_submit(&ring));
 		if (write(p[1], "x", 1) != 1)
 			say("!! write to the pipe failed");
