@@ -15,6 +15,21 @@
 #define T_WATCHDOG_SECS 10
 #include "../rsuring_test.h"
 
+/* A new 8-entry ring with 4 SQEs queued, user_data 1..4: NOPs but for
+ * @bad, which the kernel rejects. */
+static void four_sqes(struct io_uring *ring, unsigned bad)
+{
+	unsigned i;
+
+	t_queue_init(ring, 8, 0);
+	for (i = 1; i <= 4; i++) {
+		if (i == bad)
+			t_queue_bad(ring, i);
+		else
+			t_queue_nop(ring, i);
+	}
+}
+
 /* io_uring_submit_and_wait_timeout(ring, &cqe, 3, NULL, NULL), first of 4
  * bad: returns at once (1, the first enter's count) with all 4 posted. */
 static void first_of_four_bad_wait_three(void)
@@ -25,11 +40,7 @@ static void first_of_four_bad_wait_three(void)
 	unsigned i, n;
 	int ret;
 
-	t_queue_init(&ring, 8, 0);
-	t_queue_bad(&ring, 1);
-	t_queue_nop(&ring, 2);
-	t_queue_nop(&ring, 3);
-	t_queue_nop(&ring, 4);
+	four_sqes(&ring, 1);
 
 	T_STEP("submit_and_wait_timeout(3, no timeout), first SQE bad");
 	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 3, NULL, NULL);
@@ -59,11 +70,7 @@ static void second_of_four_bad_wait_one(void)
 	unsigned i;
 	int ret;
 
-	t_queue_init(&ring, 8, 0);
-	t_queue_nop(&ring, 1);
-	t_queue_bad(&ring, 2);
-	t_queue_nop(&ring, 3);
-	t_queue_nop(&ring, 4);
+	four_sqes(&ring, 2);
 
 	T_STEP("submit_and_wait_timeout(1, no timeout), second SQE bad");
 	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
