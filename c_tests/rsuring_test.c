@@ -644,6 +644,14 @@ void exit_rings_no_leak(struct io_uring *rings, int n, int fds0)
 	CHECK_NO_POLLERS();
 }
 
+void end_no_leak(int fds0, int data_fd)
+{
+	T_STEP("end");
+	CHECK_NO_POLLERS();
+	CHECK_EQ(count_fds(), fds0);
+	close(data_fd);
+}
+
 struct io_uring_cqe *wait_one(struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe = NULL;
@@ -764,6 +772,16 @@ void shared_ring(struct io_uring *ring, int cpu)
 	CHECK_MSG(!(ring->flags & IORING_SETUP_ATTACH_WQ),
 		  "ring.flags 0x%x shows ATTACH_WQ the application did not ask for",
 		  ring->flags);
+}
+
+void second_ring_on_cpu0(struct io_uring *ring, struct io_uring *first,
+			 int data_fd)
+{
+	shared_ring(ring, 0);
+	CHECK_GROUP(ring, 0, 2);
+	CHECK_GROUP(first, 0, 2);
+	CHECK_POLLERS(1, 0);
+	ring_io(ring, data_fd, 2);
 }
 #endif /* RSURING_H */
 

@@ -456,6 +456,10 @@ void check_pollers_at(const char *file, int line, int n,
  * (count_fds() before the rings), no SQ thread. */
 void exit_rings_no_leak(struct io_uring *rings, int n, int fds0);
 
+/* The end of an SQ-thread program (step "end"): no SQ thread left, as many
+ * fds as @fds0 (count_fds() at the start), then the data file is closed. */
+void end_no_leak(int fds0, int data_fd);
+
 /* ---- I/O on rings that may have an SQ thread ---------------------------- */
 
 /*
@@ -512,6 +516,12 @@ void shared_ring(struct io_uring *ring, int cpu);
 			     #ring, _gi.cpu, _gi.members, (int)(want_cpu),	\
 			     (unsigned)(want_members));			\
 	} while (0)
+
+/* @ring joins @first (a shared ring on CPU 0, alone in its group) as the
+ * group's second member: both report { cpu 0, 2 members }, one SQ thread,
+ * bound to CPU 0, and a read through @ring (ring_io, which 2) is right. */
+void second_ring_on_cpu0(struct io_uring *ring, struct io_uring *first,
+			 int data_fd);
 
 #endif /* RSURING_H */
 
