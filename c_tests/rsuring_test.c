@@ -644,6 +644,15 @@ void exit_rings_no_leak(struct io_uring *rings, int n, int fds0)
 	CHECK_NO_POLLERS();
 }
 
+void teardown_ok(struct io_uring *rings, int n, int fds0, int data_fd,
+		 const char *name)
+{
+	T_STEP("teardown");
+	exit_rings_no_leak(rings, n, fds0);
+	close(data_fd);
+	printf("%s: ok\n", name);
+}
+
 void end_no_leak(int fds0, int data_fd)
 {
 	T_STEP("end");

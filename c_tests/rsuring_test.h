@@ -456,6 +456,11 @@ void check_pollers_at(const char *file, int line, int n,
  * (count_fds() before the rings), no SQ thread. */
 void exit_rings_no_leak(struct io_uring *rings, int n, int fds0);
 
+/* Step "teardown": exit_rings_no_leak, the data file closed, then
+ * "<name>: ok" on stdout. */
+void teardown_ok(struct io_uring *rings, int n, int fds0, int data_fd,
+		 const char *name);
+
 /* The end of an SQ-thread program (step "end"): no SQ thread left, as many
  * fds as @fds0 (count_fds() at the start), then the data file is closed. */
 void end_no_leak(int fds0, int data_fd);
