@@ -190,8 +190,11 @@ struct io_uring_sqe *t_get_sqe_at(struct io_uring *ring,
  * submits it, alone.
  */
 #define t_queue(ring, user_data, prep, ...)				\
+	t_prep_sqe_(t_get_sqe(ring), (user_data), prep, ##__VA_ARGS__)
+/* The SQE @sqe_expr yields, prepared, with @user_data; the SQE. */
+#define t_prep_sqe_(sqe_expr, user_data, prep, ...)			\
 	({								\
-		struct io_uring_sqe *t_sqe_ = t_get_sqe(ring);		\
+		struct io_uring_sqe *t_sqe_ = (sqe_expr);		\
 		prep(t_sqe_, ##__VA_ARGS__);				\
 		io_uring_sqe_set_data64(t_sqe_, (user_data));		\
 		t_sqe_;							\
@@ -732,12 +735,7 @@ struct io_uring_sqe *sqe_of(struct io_uring *ring);
  * follow it, then given @ud; returns the SQE.
  */
 #define queue_op(ring, ud, prep, ...)					\
-	({								\
-		struct io_uring_sqe *q_sqe_ = sqe_of(ring);		\
-		prep(q_sqe_, ##__VA_ARGS__);				\
-		io_uring_sqe_set_data64(q_sqe_, (ud));			\
-		q_sqe_;							\
-	})
+	t_prep_sqe_(sqe_of(ring), (ud), prep, ##__VA_ARGS__)
 /* Queues one NOP with @ud and @sqe_flags. */
 void queue_nop(struct io_uring *ring, __u64 ud, unsigned sqe_flags);
 /* An SQE the kernel rejects when it is submitted (unknown opcode). */
