@@ -696,6 +696,12 @@ void need(int ret, const char *what);
 
 /* "<what> = <ret>", with the errno name when negative. */
 void show_ret(const char *what, long long ret);
+/* show_ret(what, expr), then expr once more: show_ret("<what> again"). */
+#define show_ret_twice(what, expr)					\
+	do {								\
+		show_ret((what), (expr));				\
+		show_ret(what " again", (expr));			\
+	} while (0)
 /* A count the kernel may legitimately report lower on an SQPOLL ring (the
  * poll thread took SQEs before the library looked): in range or not. */
 void show_ret_in(const char *what, long long ret, long long lo, long long hi);

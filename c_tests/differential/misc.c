@@ -42,8 +42,7 @@ static void sec_eventfd(struct io_uring *ring)
 	round_trip(ring, 0x12);
 	say("eventfd signalled = %d", eventfd_signalled(efd));
 	show_ret("cq_eventfd_toggle(true)", io_uring_cq_eventfd_toggle(ring, true));
-	show_ret("unregister_eventfd", io_uring_unregister_eventfd(ring));
-	show_ret("unregister_eventfd again", io_uring_unregister_eventfd(ring));
+	show_ret_twice("unregister_eventfd", io_uring_unregister_eventfd(ring));
 	show_ret("register_eventfd_async",
 		 io_uring_register_eventfd_async(ring, efd));
 	round_trip(ring, 0x13);
@@ -79,10 +78,8 @@ void sec_register_misc(void)
 	sqe->personality = 999;
 	io_uring_sqe_set_data64(sqe, 0x22);
 	submit_show(&ring, "submit NOPs with the id and with 999", 2);
-	show_ret("unregister_personality", io_uring_unregister_personality(&ring,
-									   id));
-	show_ret("unregister_personality again",
-		 io_uring_unregister_personality(&ring, id));
+	show_ret_twice("unregister_personality",
+		       io_uring_unregister_personality(&ring, id));
 
 	STEP("io-wq");
 	say("-- io-wq max workers and affinity");

@@ -134,10 +134,8 @@ void sec_net(void)
 	say("buffers: \"%.5s\" \"%.6s\"", bufs, bufs + BUF_LEN);
 	close(c1);
 	show_cqes(&ring, 1, 2000, NULL);
-	show_ret("unregister_buf_ring", io_uring_unregister_buf_ring(&ring,
-								      BGID_RECV));
-	show_ret("unregister_buf_ring again",
-		 io_uring_unregister_buf_ring(&ring, BGID_RECV));
+	show_ret_twice("unregister_buf_ring",
+		       io_uring_unregister_buf_ring(&ring, BGID_RECV));
 
 	STEP("recv on the second connection");
 	say("-- one-shot recv, no buffer select");
