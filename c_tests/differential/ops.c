@@ -125,6 +125,14 @@ static void queue_timeout(struct io_uring *ring, struct __kernel_timespec *ts,
 	sqe->flags |= (__u8)sqe_flags;
 }
 
+/* A timeout (count 0, @flags, @ud), submitted: "submit = <ret>". */
+static void submit_timeout(struct io_uring *ring, struct __kernel_timespec *ts,
+			   unsigned flags, __u64 ud)
+{
+	queue_timeout(ring, ts, 0, flags, ud, 0);
+	show_ret("submit", io_uring_submit(ring));
+}
+
 void sec_timeouts(void)
 {
 	struct __kernel_timespec rel, far, abs_ts, upd;
@@ -136,8 +144,7 @@ void sec_timeouts(void)
 	STEP("relative timeout");
 	say("-- relative timeout 20 ms");
 	rel = t_timeout_ms(20);
-	queue_timeout(&ring, &rel, 0, 0, 0x11, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &rel, 0, 0x11);
 	show_cqes(&ring, 1, 2000, NULL);
 
 	STEP("count timeout");
@@ -158,22 +165,19 @@ void sec_timeouts(void)
 		abs_ts.tv_sec++;
 		abs_ts.tv_nsec -= 1000000000L;
 	}
-	queue_timeout(&ring, &abs_ts, 0, IORING_TIMEOUT_ABS, 0x31, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &abs_ts, IORING_TIMEOUT_ABS, 0x31);
 	show_cqes(&ring, 1, 2000, NULL);
 
 	STEP("timeout remove");
 	say("-- timeout 10 s, then timeout_remove");
-	queue_timeout(&ring, &far, 0, 0, 0x41, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &far, 0, 0x41);
 	queue_op(&ring, 0x42, io_uring_prep_timeout_remove, 0x41, 0);
 	show_ret("submit remove", io_uring_submit(&ring));
 	show_cqes(&ring, 2, 2000, NULL);
 
 	STEP("timeout update");
 	say("-- timeout 10 s, then timeout_update to 20 ms");
-	queue_timeout(&ring, &far, 0, 0, 0x51, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &far, 0, 0x51);
 	upd = t_timeout_ms(20);
 	queue_op(&ring, 0x52, io_uring_prep_timeout_update, &upd, 0x51, 0);
 	show_ret("submit update", io_uring_submit(&ring));
