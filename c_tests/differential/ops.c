@@ -214,6 +214,16 @@ static void queue_cancel(struct io_uring *ring, __u64 target, int flags,
 	io_uring_sqe_set_data64(sqe, ud);
 }
 
+/* Submits what is queued ("submit = <ret>"), then an ASYNC_CANCEL of
+ * @target with @flags (user_data @ud) and shows @expected CQEs. */
+static void submit_then_cancel(struct io_uring *ring, __u64 target,
+			       int flags, __u64 ud, unsigned expected)
+{
+	show_ret("submit", io_uring_submit(ring));
+	queue_cancel(ring, target, flags, ud);
+	submit_show(ring, "submit cancel", expected);
+}
+
 void sec_cancel(void)
 {
 	struct io_uring_sync_cancel_reg reg;
@@ -228,17 +238,13 @@ void sec_cancel(void)
 	STEP("cancel by user_data");
 	say("-- poll, cancel by user_data");
 	queue_poll(&ring, a[0], 0x11);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0x11, 0, 0x12);
-	submit_show(&ring, "submit cancel", 2);
+	submit_then_cancel(&ring, 0x11, 0, 0x12, 2);
 
 	STEP("cancel any");
 	say("-- two polls, cancel ANY");
 	queue_poll(&ring, a[0], 0x21);
 	queue_poll(&ring, b[0], 0x22);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23);
-	submit_show(&ring, "submit cancel", 3);
+	submit_then_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23, 3);
 
 	STEP("cancel by fd");
 	say("-- polls on two pipes, cancel by fd, then by fd ALL");
@@ -262,9 +268,7 @@ void sec_cancel(void)
 	STEP("cancel a read");
 	say("-- read(empty pipe), cancel by user_data");
 	queue_op(&ring, 0x51, io_uring_prep_read, a[0], buf, sizeof(buf), 0);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0x51, 0, 0x52);
-	submit_show(&ring, "submit cancel", 2);
+	submit_then_cancel(&ring, 0x51, 0, 0x52, 2);
 
 	STEP("sync cancel");
 	say("-- poll, io_uring_register_sync_cancel");
