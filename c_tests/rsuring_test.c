@@ -644,6 +644,23 @@ void exit_rings_no_leak(struct io_uring *rings, int n, int fds0)
 	CHECK_NO_POLLERS();
 }
 
+void teardown_ok(struct io_uring *rings, int n, int fds0, int data_fd,
+		 const char *name)
+{
+	T_STEP("teardown");
+	exit_rings_no_leak(rings, n, fds0);
+	close(data_fd);
+	printf("%s: ok\n", name);
+}
+
+void end_no_leak(int fds0, int data_fd)
+{
+	T_STEP("end");
+	CHECK_NO_POLLERS();
+	CHECK_EQ(count_fds(), fds0);
+	close(data_fd);
+}
+
 struct io_uring_cqe *wait_one(struct io_uring *ring)
 {
 	struct io_uring_cqe *cqe = NULL;
@@ -764,6 +781,16 @@ void shared_ring(struct io_uring *ring, int cpu)
 	CHECK_MSG(!(ring->flags & IORING_SETUP_ATTACH_WQ),
 		  "ring.flags 0x%x shows ATTACH_WQ the application did not ask for",
 		  ring->flags);
+}
+
+void second_ring_on_cpu0(struct io_uring *ring, struct io_uring *first,
+			 int data_fd)
+{
+	shared_ring(ring, 0);
+	CHECK_GROUP(ring, 0, 2);
+	CHECK_GROUP(first, 0, 2);
+	CHECK_POLLERS(1, 0);
+	ring_io(ring, data_fd, 2);
 }
 #endif /* RSURING_H */
 
@@ -1239,14 +1266,14 @@ const char *eof_within(int rfd, int ms)
 	}
 }
 
-int sq_threads(void)
+int t_count_sq_threads(void)
 {
 	DIR *dir = opendir("/proc/self/task");
 	struct dirent *de;
 	int count = 0;
 
 	if (!dir)
-		die("opendir /proc/self/task: %s", strerror(errno));
+		return -1;
 	while ((de = readdir(dir))) {
 		char path[300], comm[64] = "";
 		FILE *f;
@@ -1265,6 +1292,52 @@ int sq_threads(void)
 	}
 	closedir(dir);
 	return count;
+}
+
+int sq_threads(void)
+{
+	int count = t_count_sq_threads();
+
+	if (count < 0)
+		die("opendir /proc/self/task: %s", strerror(errno));
+	return count;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static const char *t_section_name = "none";
+static unsigned t_section_secs;
+
+static void t_section_watchdog(int sig)
+{
+	char buf[256];
+	int n;
+
+	(void)sig;
+	n = snprintf(buf, sizeof(buf),
+		     "!! watchdog: section %s still running after %u s "
+		     "[step: %s]\n",
+		     t_section_name, t_section_secs, t_step);
+	if (n > 0)
+		(void)!write(STDOUT_FILENO, buf, (size_t)n);
+	kill_children();
+	_exit(3);
+}
+
+void start_section_watchdog(const char *name, unsigned secs)
+{
+	t_section_name = name;
+	t_section_secs = secs;
+	signal(SIGALRM, t_section_watchdog);
+	alarm(secs);
+}
+
+void report_library(void)
+{
+	const char *lib = t_library();
+
+	if (lib)
+		fprintf(stderr, "library: %s\n", lib);
 }
 
 /* ---- raw system calls -------------------------------------------------- */
@@ -1506,6 +1579,38 @@ void queue_bad(struct io_uring *ring, __u64 ud, unsigned sqe_flags)
 	sqe->opcode = 0xff;
 	io_uring_sqe_set_data64(sqe, ud);
 	sqe->flags |= (__u8)sqe_flags;
+}
+
+void init_or_die(struct io_uring *ring)
+{
+	int ret = io_uring_queue_init(8, ring, 0);
+
+	if (ret < 0)
+		die("io_uring_queue_init: %s", rstr(ret, 0));
+}
+
+void init_params_or_die(struct io_uring *ring, struct io_uring_params *p,
+			unsigned flags)
+{
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	p->flags = flags;
+	ret = io_uring_queue_init_params(8, ring, p);
+	if (ret < 0)
+		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+}
+
+void init_shown(struct io_uring *ring, int critical)
+{
+	int ret = io_uring_queue_init(8, ring, 0);
+
+	if (critical)
+		crit("io_uring_queue_init = %s", rstr(ret, 0));
+	else
+		say("io_uring_queue_init = %s", rstr(ret, 0));
+	if (ret < 0)
+		die("io_uring_queue_init failed");
 }
 
 int init_ring(struct io_uring *ring, unsigned entries, unsigned flags,

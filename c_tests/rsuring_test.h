@@ -190,8 +190,11 @@ struct io_uring_sqe *t_get_sqe_at(struct io_uring *ring,
  * submits it, alone.
  */
 #define t_queue(ring, user_data, prep, ...)				\
+	t_prep_sqe_(t_get_sqe(ring), (user_data), prep, ##__VA_ARGS__)
+/* The SQE @sqe_expr yields, prepared, with @user_data; the SQE. */
+#define t_prep_sqe_(sqe_expr, user_data, prep, ...)			\
 	({								\
-		struct io_uring_sqe *t_sqe_ = t_get_sqe(ring);		\
+		struct io_uring_sqe *t_sqe_ = (sqe_expr);		\
 		prep(t_sqe_, ##__VA_ARGS__);				\
 		io_uring_sqe_set_data64(t_sqe_, (user_data));		\
 		t_sqe_;							\
@@ -456,6 +459,15 @@ void check_pollers_at(const char *file, int line, int n,
  * (count_fds() before the rings), no SQ thread. */
 void exit_rings_no_leak(struct io_uring *rings, int n, int fds0);
 
+/* Step "teardown": exit_rings_no_leak, the data file closed, then
+ * "<name>: ok" on stdout. */
+void teardown_ok(struct io_uring *rings, int n, int fds0, int data_fd,
+		 const char *name);
+
+/* The end of an SQ-thread program (step "end"): no SQ thread left, as many
+ * fds as @fds0 (count_fds() at the start), then the data file is closed. */
+void end_no_leak(int fds0, int data_fd);
+
 /* ---- I/O on rings that may have an SQ thread ---------------------------- */
 
 /*
@@ -512,6 +524,12 @@ void shared_ring(struct io_uring *ring, int cpu);
 			     #ring, _gi.cpu, _gi.members, (int)(want_cpu),	\
 			     (unsigned)(want_members));			\
 	} while (0)
+
+/* @ring joins @first (a shared ring on CPU 0, alone in its group) as the
+ * group's second member: both report { cpu 0, 2 members }, one SQ thread,
+ * bound to CPU 0, and a read through @ring (ring_io, which 2) is right. */
+void second_ring_on_cpu0(struct io_uring *ring, struct io_uring *first,
+			 int data_fd);
 
 #endif /* RSURING_H */
 
@@ -678,6 +696,12 @@ void need(int ret, const char *what);
 
 /* "<what> = <ret>", with the errno name when negative. */
 void show_ret(const char *what, long long ret);
+/* show_ret(what, expr), then expr once more: show_ret("<what> again"). */
+#define show_ret_twice(what, expr)					\
+	do {								\
+		show_ret((what), (expr));				\
+		show_ret(what " again", (expr));			\
+	} while (0)
 /* A count the kernel may legitimately report lower on an SQPOLL ring (the
  * poll thread took SQEs before the library looked): in range or not. */
 void show_ret_in(const char *what, long long ret, long long lo, long long hi);
@@ -711,6 +735,13 @@ void show_cqe(const char *what, const struct io_uring_cqe *cqe);
 
 /* The next SQE; ends the program with a line if the SQ is full. */
 struct io_uring_sqe *sqe_of(struct io_uring *ring);
+/*
+ * queue_op(ring, ud, io_uring_prep_read, fd, buf, len, off): the next SQE
+ * (sqe_of), prepared by the io_uring_prep_* helper with the arguments that
+ * follow it, then given @ud; returns the SQE.
+ */
+#define queue_op(ring, ud, prep, ...)					\
+	t_prep_sqe_(sqe_of(ring), (ud), prep, ##__VA_ARGS__)
 /* Queues one NOP with @ud and @sqe_flags. */
 void queue_nop(struct io_uring *ring, __u64 ud, unsigned sqe_flags);
 /* An SQE the kernel rejects when it is submitted (unknown opcode). */
@@ -724,6 +755,17 @@ int wait_one_within(struct io_uring *ring, int ms, __u64 *ud, int *res);
 const char *cqe_str(struct io_uring *ring, int ms);
 /* Queues a NOP (@ud), submits it and waits 1 s for its CQE: a line. */
 const char *nop_roundtrip(struct io_uring *ring, __u64 ud);
+
+/* An 8-entry ring (io_uring_queue_init, no flags), or die. */
+void init_or_die(struct io_uring *ring);
+/* An 8-entry ring from io_uring_queue_init_params with @p zeroed but for
+ * @flags (the kernel's answer is left in *p), or die. */
+void init_params_or_die(struct io_uring *ring, struct io_uring_params *p,
+			unsigned flags);
+/* An 8-entry ring (io_uring_queue_init, no flags), its result printed as
+ * "io_uring_queue_init = <ret>" (with crit() when @critical, else say()),
+ * or die. */
+void init_shown(struct io_uring *ring, int critical);
 
 /* io_uring_queue_init_params with @flags; prints the result and what the
  * kernel and the library report about the ring. Returns the result. */
@@ -744,8 +786,22 @@ int make_letters_file(void);
  * still in it is read and dropped): "eof" or "no-eof".
  */
 const char *eof_within(int rfd, int ms);
-/* Threads of this process whose name starts with "iou-sqp-". */
+/* Threads of this process whose name starts with "iou-sqp-"; ends the
+ * program with a line when /proc/self/task cannot be read. */
 int sq_threads(void);
+/* The same count, or -1 (errno set) when /proc/self/task cannot be read. */
+int t_count_sq_threads(void);
+
+/*
+ * The section runners (differential, hostile): names the section and arms
+ * its watchdog, which after @secs seconds prints "!! watchdog: section
+ * <name> still running after <secs> s [step: <t_step>]", kills the
+ * children track_child() knows and exits 3.
+ */
+void start_section_watchdog(const char *name, unsigned secs);
+/* "library: <file>" on stderr: the file that serves io_uring_queue_init,
+ * when dladdr names it. */
+void report_library(void);
 
 /* Children: remembered so that a watchdog can kill them. */
 void track_child(pid_t pid);

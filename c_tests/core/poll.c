@@ -95,14 +95,17 @@ static void test_multishot(struct io_uring *ring, int p[2])
 
 int main(void)
 {
+	static void (*const tests[])(struct io_uring *, int[2]) = {
+		test_oneshot, test_remove, test_multishot,
+	};
 	struct io_uring ring;
 	int p[2];
+	size_t i;
 
 	t_queue_init(&ring, 8, 0);
 	t_pipe(p);
-	test_oneshot(&ring, p);
-	test_remove(&ring, p);
-	test_multishot(&ring, p);
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+		tests[i](&ring, p);
 	close(p[0]);
 	close(p[1]);
 	io_uring_queue_exit(&ring);

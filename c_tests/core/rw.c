@@ -164,14 +164,18 @@ static void test_bad_fd(struct io_uring *ring)
 
 int main(void)
 {
+	/* In this order, on the one file. */
+	static void (*const file_tests[])(struct io_uring *, int) = {
+		test_write_read_offsets, test_short_read_eof, test_vectored,
+	};
 	struct io_uring ring;
+	size_t i;
 	int fd;
 
 	t_queue_init(&ring, 32, 0);
 	fd = t_tmpfile(0, 0);
-	test_write_read_offsets(&ring, fd);
-	test_short_read_eof(&ring, fd);
-	test_vectored(&ring, fd);
+	for (i = 0; i < sizeof(file_tests) / sizeof(file_tests[0]); i++)
+		file_tests[i](&ring, fd);
 	test_file_position(&ring);
 	test_bad_fd(&ring);
 	close(fd);

@@ -27,24 +27,6 @@
 /* A section that takes longer than this is reported as stuck. */
 #define SECTION_WATCHDOG_SECS 20
 
-static const char *section_name = "none";
-static unsigned section_watchdog_secs = SECTION_WATCHDOG_SECS;
-
-static void watchdog(int sig)
-{
-	char buf[256];
-	int n;
-
-	(void)sig;
-	n = snprintf(buf, sizeof(buf),
-		     "!! watchdog: section %s still running after %d s "
-		     "[step: %s]\n",
-		     section_name, section_watchdog_secs, t_step);
-	if (n > 0)
-		(void)!write(STDOUT_FILENO, buf, (size_t)n);
-	_exit(3);
-}
-
 /* The sections (the other files of this program), in the order they run. */
 void sec_setup_matrix(void);
 void sec_setup_other(void);
@@ -98,15 +80,13 @@ static const struct section sections[] = {
 
 int main(void)
 {
-	Dl_info info;
 	size_t i;
 
 	/* Lines reach the pipe as they are printed: a section killed by its
 	 * watchdog loses nothing it printed. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (dladdr((void *)io_uring_queue_init, &info) && info.dli_fname)
-		fprintf(stderr, "library: %s\n", info.dli_fname);
+	report_library();
 
 	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
 		int status = 0;
@@ -120,11 +100,10 @@ int main(void)
 			return 1;
 		}
 		if (pid == 0) {
-			section_name = sections[i].name;
-			if (sections[i].watchdog_secs)
-				section_watchdog_secs = sections[i].watchdog_secs;
-			signal(SIGALRM, watchdog);
-			alarm(section_watchdog_secs);
+			start_section_watchdog(sections[i].name,
+					       sections[i].watchdog_secs ?
+					       sections[i].watchdog_secs :
+					       SECTION_WATCHDOG_SECS);
 			sections[i].run();
 			fflush(stdout);
 			_exit(0);

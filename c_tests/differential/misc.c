@@ -42,8 +42,7 @@ static void sec_eventfd(struct io_uring *ring)
 	round_trip(ring, 0x12);
 	say("eventfd signalled = %d", eventfd_signalled(efd));
 	show_ret("cq_eventfd_toggle(true)", io_uring_cq_eventfd_toggle(ring, true));
-	show_ret("unregister_eventfd", io_uring_unregister_eventfd(ring));
-	show_ret("unregister_eventfd again", io_uring_unregister_eventfd(ring));
+	show_ret_twice("unregister_eventfd", io_uring_unregister_eventfd(ring));
 	show_ret("register_eventfd_async",
 		 io_uring_register_eventfd_async(ring, efd));
 	round_trip(ring, 0x13);
@@ -79,10 +78,8 @@ void sec_register_misc(void)
 	sqe->personality = 999;
 	io_uring_sqe_set_data64(sqe, 0x22);
 	submit_show(&ring, "submit NOPs with the id and with 999", 2);
-	show_ret("unregister_personality", io_uring_unregister_personality(&ring,
-									   id));
-	show_ret("unregister_personality again",
-		 io_uring_unregister_personality(&ring, id));
+	show_ret_twice("unregister_personality",
+		       io_uring_unregister_personality(&ring, id));
 
 	STEP("io-wq");
 	say("-- io-wq max workers and affinity");
@@ -107,15 +104,13 @@ void sec_register_misc(void)
 	STEP("msg_ring");
 	say("-- MSG_RING to another ring, and to an fd that is not a ring");
 	need(init_ring(&other, 8, 0, "init other"), "init");
-	sqe = sqe_of(&ring);
-	io_uring_prep_msg_ring(sqe, other.ring_fd, 0x77, 0x88, 0);
-	io_uring_sqe_set_data64(sqe, 0x31);
+	queue_op(&ring, 0x31, io_uring_prep_msg_ring, other.ring_fd, 0x77, 0x88,
+		 0);
 	submit_show(&ring, "submit", 1);
 	say("other ring:");
 	show_cqes(&other, 1, 1000, NULL);
-	sqe = sqe_of(&ring);
-	io_uring_prep_msg_ring(sqe, STDIN_FILENO, 0x77, 0x88, 0);
-	io_uring_sqe_set_data64(sqe, 0x32);
+	queue_op(&ring, 0x32, io_uring_prep_msg_ring, STDIN_FILENO, 0x77, 0x88,
+		 0);
 	submit_show(&ring, "submit", 1);
 	io_uring_queue_exit(&other);
 	io_uring_queue_exit(&ring);
@@ -138,9 +133,8 @@ void sec_register_misc(void)
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
 				   NULL, 0));
 	submit_show(&ring, "submit", 1);
-	sqe = sqe_of(&ring);
-	io_uring_prep_read(sqe, STDIN_FILENO, buf, sizeof(buf), 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
+	queue_op(&ring, 0x42, io_uring_prep_read, STDIN_FILENO, buf,
+		 sizeof(buf), 0);
 	submit_show(&ring, "submit a read", 1);
 	show_ret("register RESTRICTIONS once enabled",
 		 io_uring_register(ring.ring_fd, IORING_REGISTER_RESTRICTIONS,

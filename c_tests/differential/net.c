@@ -103,18 +103,15 @@ void sec_net(void)
 
 	STEP("multishot accept");
 	say("-- multishot accept, two connections, then cancel");
-	sqe = sqe_of(&ring);
-	io_uring_prep_multishot_accept(sqe, lfd, NULL, NULL, SOCK_CLOEXEC);
-	io_uring_sqe_set_data64(sqe, UD_FD | 0x11);
+	queue_op(&ring, UD_FD | 0x11, io_uring_prep_multishot_accept, lfd, NULL,
+		 NULL, SOCK_CLOEXEC);
 	show_ret("submit", io_uring_submit(&ring));
 	say("cq_ready before connecting = %u", io_uring_cq_ready(&ring));
 	c1 = connect_loopback(&addr);
 	n = show_cqes(&ring, 1, 2000, conns);
 	c2 = connect_loopback(&addr);
 	show_cqes(&ring, 1, 2000, n ? conns + 1 : conns);
-	sqe = sqe_of(&ring);
-	io_uring_prep_cancel64(sqe, UD_FD | 0x11, 0);
-	io_uring_sqe_set_data64(sqe, 0x12);
+	queue_op(&ring, 0x12, io_uring_prep_cancel64, UD_FD | 0x11, 0);
 	submit_show(&ring, "submit cancel", 2);
 	if (conns[0] < 0 || conns[1] < 0) {
 		say("!! accepted fewer than 2 connections, section ends");
@@ -137,16 +134,12 @@ void sec_net(void)
 	say("buffers: \"%.5s\" \"%.6s\"", bufs, bufs + BUF_LEN);
 	close(c1);
 	show_cqes(&ring, 1, 2000, NULL);
-	show_ret("unregister_buf_ring", io_uring_unregister_buf_ring(&ring,
-								      BGID_RECV));
-	show_ret("unregister_buf_ring again",
-		 io_uring_unregister_buf_ring(&ring, BGID_RECV));
+	show_ret_twice("unregister_buf_ring",
+		       io_uring_unregister_buf_ring(&ring, BGID_RECV));
 
 	STEP("recv on the second connection");
 	say("-- one-shot recv, no buffer select");
-	sqe = sqe_of(&ring);
-	io_uring_prep_recv(sqe, conns[1], bufs, BUF_LEN, 0);
-	io_uring_sqe_set_data64(sqe, 0x31);
+	queue_op(&ring, 0x31, io_uring_prep_recv, conns[1], bufs, BUF_LEN, 0);
 	show_ret("submit", io_uring_submit(&ring));
 	send_str(c2, "abc");
 	show_cqes(&ring, 1, 2000, NULL);
@@ -173,7 +166,6 @@ void sec_buffers_provided(void)
 {
 	static char bufs[4 * BUF_LEN], legacy[2 * BUF_LEN];
 	struct io_uring_buf_ring *br;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int p[2];
 
@@ -211,21 +203,16 @@ void sec_buffers_provided(void)
 
 	STEP("PROVIDE_BUFFERS");
 	say("-- PROVIDE_BUFFERS (2), reads, REMOVE_BUFFERS");
-	sqe = sqe_of(&ring);
-	io_uring_prep_provide_buffers(sqe, legacy, BUF_LEN, 2, BGID_LEGACY, 0);
-	io_uring_sqe_set_data64(sqe, 0x21);
+	queue_op(&ring, 0x21, io_uring_prep_provide_buffers, legacy, BUF_LEN, 2,
+		 BGID_LEGACY, 0);
 	submit_show(&ring, "submit provide", 1);
 	if (write(p[1], "xyz", 3) != 3)
 		say("!! write to the pipe failed");
 	queue_select_read(&ring, p[0], BGID_LEGACY, 0x22);
 	submit_show(&ring, "submit", 1);
-	sqe = sqe_of(&ring);
-	io_uring_prep_remove_buffers(sqe, 8, BGID_LEGACY);
-	io_uring_sqe_set_data64(sqe, 0x23);
+	queue_op(&ring, 0x23, io_uring_prep_remove_buffers, 8, BGID_LEGACY);
 	submit_show(&ring, "submit remove", 1);
-	sqe = sqe_of(&ring);
-	io_uring_prep_remove_buffers(sqe, 1, BGID_LEGACY);
-	io_uring_sqe_set_data64(sqe, 0x24);
+	queue_op(&ring, 0x24, io_uring_prep_remove_buffers, 1, BGID_LEGACY);
 	submit_show(&ring, "submit remove (none left)", 1);
 
 	io_uring_queue_exit(&ring);

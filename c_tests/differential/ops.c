@@ -125,10 +125,17 @@ static void queue_timeout(struct io_uring *ring, struct __kernel_timespec *ts,
 	sqe->flags |= (__u8)sqe_flags;
 }
 
+/* A timeout (count 0, @flags, @ud), submitted: "submit = <ret>". */
+static void submit_timeout(struct io_uring *ring, struct __kernel_timespec *ts,
+			   unsigned flags, __u64 ud)
+{
+	queue_timeout(ring, ts, 0, flags, ud, 0);
+	show_ret("submit", io_uring_submit(ring));
+}
+
 void sec_timeouts(void)
 {
 	struct __kernel_timespec rel, far, abs_ts, upd;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	struct timespec now;
 
@@ -137,8 +144,7 @@ void sec_timeouts(void)
 	STEP("relative timeout");
 	say("-- relative timeout 20 ms");
 	rel = t_timeout_ms(20);
-	queue_timeout(&ring, &rel, 0, 0, 0x11, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &rel, 0, 0x11);
 	show_cqes(&ring, 1, 2000, NULL);
 
 	STEP("count timeout");
@@ -159,39 +165,28 @@ void sec_timeouts(void)
 		abs_ts.tv_sec++;
 		abs_ts.tv_nsec -= 1000000000L;
 	}
-	queue_timeout(&ring, &abs_ts, 0, IORING_TIMEOUT_ABS, 0x31, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &abs_ts, IORING_TIMEOUT_ABS, 0x31);
 	show_cqes(&ring, 1, 2000, NULL);
 
 	STEP("timeout remove");
 	say("-- timeout 10 s, then timeout_remove");
-	queue_timeout(&ring, &far, 0, 0, 0x41, 0);
-	show_ret("submit", io_uring_submit(&ring));
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_remove(sqe, 0x41, 0);
-	io_uring_sqe_set_data64(sqe, 0x42);
+	submit_timeout(&ring, &far, 0, 0x41);
+	queue_op(&ring, 0x42, io_uring_prep_timeout_remove, 0x41, 0);
 	show_ret("submit remove", io_uring_submit(&ring));
 	show_cqes(&ring, 2, 2000, NULL);
 
 	STEP("timeout update");
 	say("-- timeout 10 s, then timeout_update to 20 ms");
-	queue_timeout(&ring, &far, 0, 0, 0x51, 0);
-	show_ret("submit", io_uring_submit(&ring));
+	submit_timeout(&ring, &far, 0, 0x51);
 	upd = t_timeout_ms(20);
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_update(sqe, &upd, 0x51, 0);
-	io_uring_sqe_set_data64(sqe, 0x52);
+	queue_op(&ring, 0x52, io_uring_prep_timeout_update, &upd, 0x51, 0);
 	show_ret("submit update", io_uring_submit(&ring));
 	show_cqes(&ring, 2, 2000, NULL);
 
 	STEP("remove of an unknown timeout");
 	say("-- timeout_remove and timeout_update of an unknown timeout");
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_remove(sqe, 0x999, 0);
-	io_uring_sqe_set_data64(sqe, 0x61);
-	sqe = sqe_of(&ring);
-	io_uring_prep_timeout_update(sqe, &upd, 0x999, 0);
-	io_uring_sqe_set_data64(sqe, 0x62);
+	queue_op(&ring, 0x61, io_uring_prep_timeout_remove, 0x999, 0);
+	queue_op(&ring, 0x62, io_uring_prep_timeout_update, &upd, 0x999, 0);
 	submit_show(&ring, "submit", 2);
 
 	STEP("ETIME_SUCCESS in a link");
@@ -219,10 +214,19 @@ static void queue_cancel(struct io_uring *ring, __u64 target, int flags,
 	io_uring_sqe_set_data64(sqe, ud);
 }
 
+/* Submits what is queued ("submit = <ret>"), then an ASYNC_CANCEL of
+ * @target with @flags (user_data @ud) and shows @expected CQEs. */
+static void submit_then_cancel(struct io_uring *ring, __u64 target,
+			       int flags, __u64 ud, unsigned expected)
+{
+	show_ret("submit", io_uring_submit(ring));
+	queue_cancel(ring, target, flags, ud);
+	submit_show(ring, "submit cancel", expected);
+}
+
 void sec_cancel(void)
 {
 	struct io_uring_sync_cancel_reg reg;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int a[2], b[2];
 	char buf[16];
@@ -234,17 +238,13 @@ void sec_cancel(void)
 	STEP("cancel by user_data");
 	say("-- poll, cancel by user_data");
 	queue_poll(&ring, a[0], 0x11);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0x11, 0, 0x12);
-	submit_show(&ring, "submit cancel", 2);
+	submit_then_cancel(&ring, 0x11, 0, 0x12, 2);
 
 	STEP("cancel any");
 	say("-- two polls, cancel ANY");
 	queue_poll(&ring, a[0], 0x21);
 	queue_poll(&ring, b[0], 0x22);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23);
-	submit_show(&ring, "submit cancel", 3);
+	submit_then_cancel(&ring, 0, IORING_ASYNC_CANCEL_ANY, 0x23, 3);
 
 	STEP("cancel by fd");
 	say("-- polls on two pipes, cancel by fd, then by fd ALL");
@@ -252,13 +252,10 @@ void sec_cancel(void)
 	queue_poll(&ring, a[0], 0x32);
 	queue_poll(&ring, b[0], 0x33);
 	show_ret("submit", io_uring_submit(&ring));
-	sqe = sqe_of(&ring);
-	io_uring_prep_cancel_fd(sqe, a[0], 0);
-	io_uring_sqe_set_data64(sqe, 0x34);
+	queue_op(&ring, 0x34, io_uring_prep_cancel_fd, a[0], 0);
 	submit_show(&ring, "submit cancel fd", 2);
-	sqe = sqe_of(&ring);
-	io_uring_prep_cancel_fd(sqe, a[0], IORING_ASYNC_CANCEL_ALL);
-	io_uring_sqe_set_data64(sqe, 0x35);
+	queue_op(&ring, 0x35, io_uring_prep_cancel_fd, a[0],
+		 IORING_ASYNC_CANCEL_ALL);
 	submit_show(&ring, "submit cancel fd ALL", 2);
 	queue_cancel(&ring, 0x33, 0, 0x36);
 	submit_show(&ring, "submit cancel", 2);
@@ -270,12 +267,8 @@ void sec_cancel(void)
 
 	STEP("cancel a read");
 	say("-- read(empty pipe), cancel by user_data");
-	sqe = sqe_of(&ring);
-	io_uring_prep_read(sqe, a[0], buf, sizeof(buf), 0);
-	io_uring_sqe_set_data64(sqe, 0x51);
-	show_ret("submit", io_uring_submit(&ring));
-	queue_cancel(&ring, 0x51, 0, 0x52);
-	submit_show(&ring, "submit cancel", 2);
+	queue_op(&ring, 0x51, io_uring_prep_read, a[0], buf, sizeof(buf), 0);
+	submit_then_cancel(&ring, 0x51, 0, 0x52, 2);
 
 	STEP("sync cancel");
 	say("-- poll, io_uring_register_sync_cancel");
@@ -300,7 +293,6 @@ void sec_cancel(void)
 
 void sec_multishot_poll(void)
 {
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	int p[2], i;
 
@@ -309,37 +301,26 @@ void sec_multishot_poll(void)
 
 	STEP("multishot poll");
 	say("-- multishot poll on a pipe, 3 writes, then poll_remove");
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_multishot(sqe, p[0], POLLIN);
-	io_uring_sqe_set_data64(sqe, 0x11);
+	queue_op(&ring, 0x11, io_uring_prep_poll_multishot, p[0], POLLIN);
 	show_ret("submit", io_uring_submit(&ring));
 	say("cq_ready before any write = %u", io_uring_cq_ready(&ring));
 	for (i = 0; i < 3; i++) {
 		write_byte(p[1]);
 		show_cqes(&ring, 1, 2000, NULL);
 	}
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_remove(sqe, 0x11);
-	io_uring_sqe_set_data64(sqe, 0x12);
+	queue_op(&ring, 0x12, io_uring_prep_poll_remove, 0x11);
 	submit_show(&ring, "submit poll_remove", 2);
 
 	STEP("poll update");
 	say("-- multishot poll, poll_update to one-shot, a write");
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_multishot(sqe, p[0], POLLIN);
-	io_uring_sqe_set_data64(sqe, 0x21);
+	queue_op(&ring, 0x21, io_uring_prep_poll_multishot, p[0], POLLIN);
 	show_ret("submit", io_uring_submit(&ring));
 	/* The pipe still holds the 3 bytes: readable at once. */
 	show_cqes(&ring, 1, 2000, NULL);
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_update(sqe, 0x21, 0x22, POLLIN,
-				  IORING_POLL_UPDATE_USER_DATA |
-					  IORING_POLL_UPDATE_EVENTS);
-	io_uring_sqe_set_data64(sqe, 0x23);
+	queue_op(&ring, 0x23, io_uring_prep_poll_update, 0x21, 0x22, POLLIN,
+		 IORING_POLL_UPDATE_USER_DATA | IORING_POLL_UPDATE_EVENTS);
 	submit_show(&ring, "submit poll_update", 2);
-	sqe = sqe_of(&ring);
-	io_uring_prep_poll_remove(sqe, 0x22);
-	io_uring_sqe_set_data64(sqe, 0x24);
+	queue_op(&ring, 0x24, io_uring_prep_poll_remove, 0x22);
 	submit_show(&ring, "submit poll_remove", 2);
 
 	io_uring_queue_exit(&ring);

@@ -28,12 +28,25 @@ static void fill(struct io_uring *ring, __u64 base, unsigned n)
 	show_ret("submit", io_uring_submit(ring));
 }
 
-static void overflow_on(unsigned flags, const char *name)
+/* "<what> = <n>" for io_uring_peek_batch_cqe of up to 16, the CQEs, then
+ * they are marked seen and the overflow state printed. */
+static void peek_batch_show(struct io_uring *ring, const char *what)
 {
 	struct io_uring_cqe *cqes[16];
+	unsigned n, i;
+
+	n = io_uring_peek_batch_cqe(ring, cqes, 16);
+	say("%s = %u", what, n);
+	for (i = 0; i < n; i++)
+		show_cqe("  batch", cqes[i]);
+	io_uring_cq_advance(ring, n);
+	show_overflow(ring);
+}
+
+static void overflow_on(unsigned flags, const char *name)
+{
 	struct io_uring_params p;
 	struct io_uring ring;
-	unsigned n, i;
 	int ret;
 
 	STEP(name);
@@ -51,18 +64,8 @@ static void overflow_on(unsigned flags, const char *name)
 	show_overflow(&ring);
 	fill(&ring, 0x30, 4);
 	show_overflow(&ring);
-	n = io_uring_peek_batch_cqe(&ring, cqes, 16);
-	say("peek_batch_cqe(16) = %u", n);
-	for (i = 0; i < n; i++)
-		show_cqe("  batch", cqes[i]);
-	io_uring_cq_advance(&ring, n);
-	show_overflow(&ring);
-	n = io_uring_peek_batch_cqe(&ring, cqes, 16);
-	say("peek_batch_cqe(16), CQ empty, overflow pending = %u", n);
-	for (i = 0; i < n; i++)
-		show_cqe("  batch", cqes[i]);
-	io_uring_cq_advance(&ring, n);
-	show_overflow(&ring);
+	peek_batch_show(&ring, "peek_batch_cqe(16)");
+	peek_batch_show(&ring, "peek_batch_cqe(16), CQ empty, overflow pending");
 	show_cqes(&ring, 4, 1000, NULL);
 	show_overflow(&ring);
 

@@ -55,7 +55,6 @@ static void show_fixed_read(struct io_uring *ring, int index,
 void sec_registered_files(void)
 {
 	unsigned char buf[16];
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	__u64 tags[2] = { 0x51, 0x52 }, tag = 0x53;
 	int fd, p[2], files[2], none = -1;
@@ -106,18 +105,14 @@ void sec_registered_files(void)
 	show_fixed_read(&ring, 2, buf, sizeof(buf), 0x21, "submit fixed read of slot 2");
 	show_ret("register_file_alloc_range(1, 2)",
 		 io_uring_register_file_alloc_range(&ring, 1, 2));
-	sqe = sqe_of(&ring);
-	io_uring_prep_openat_direct(sqe, AT_FDCWD, "/dev/null", O_RDONLY, 0,
-				    ALLOC_INDEX);
-	io_uring_sqe_set_data64(sqe, 0x22);
-	sqe = sqe_of(&ring);
-	io_uring_prep_openat_direct(sqe, AT_FDCWD, "/dev/null", O_RDONLY, 0,
-				    ALLOC_INDEX);
-	io_uring_sqe_set_data64(sqe, 0x23);
+	queue_op(&ring, 0x22, io_uring_prep_openat_direct, AT_FDCWD,
+		 "/dev/null",
+		 O_RDONLY, 0, ALLOC_INDEX);
+	queue_op(&ring, 0x23, io_uring_prep_openat_direct, AT_FDCWD,
+		 "/dev/null",
+		 O_RDONLY, 0, ALLOC_INDEX);
 	submit_show(&ring, "submit 2 openat_direct(ALLOC), range [1, 3) with 2 taken", 2);
-	sqe = sqe_of(&ring);
-	io_uring_prep_close_direct(sqe, 1);
-	io_uring_sqe_set_data64(sqe, 0x24);
+	queue_op(&ring, 0x24, io_uring_prep_close_direct, 1);
 	submit_show(&ring, "submit close_direct(1)", 1);
 	show_ret("unregister_files", io_uring_unregister_files(&ring));
 

@@ -196,7 +196,6 @@ static void task_work_on(unsigned flags, const char *name)
 {
 	struct io_uring_cqe *cqe;
 	struct __kernel_timespec ts;
-	struct io_uring_sqe *sqe;
 	struct io_uring ring;
 	char what[96], c;
 	int p[2];
@@ -207,9 +206,8 @@ static void task_work_on(unsigned flags, const char *name)
 		return;
 	make_pipe(p);
 	for (int round = 0; round < 3; round++) {
-		sqe = sqe_of(&ring);
-		io_uring_prep_poll_add(sqe, p[0], POLLIN);
-		io_uring_sqe_set_data64(sqe, 0x10 + (unsigned)round);
+		queue_op(&ring, 0x10 + (unsigned)round, io_uring_prep_poll_add,
+			 p[0], POLLIN);
 		show_ret("submit poll", io_uring_submit(&ring));
 		if (write(p[1], "x", 1) != 1)
 			say("!! write to the pipe failed");
@@ -269,11 +267,21 @@ static void queue_batch(struct io_uring *ring, __u64 base, int bad_at,
 	}
 }
 
+/*
+ * After a batch of 3 whose first SQE is bad: the CQEs of what the kernel
+ * took (all 3 with SUBMIT_ALL, else the bad one), then a submit of the
+ * rest (none left with SUBMIT_ALL, else 2).
+ */
+static void show_stopped_batch(struct io_uring *ring, unsigned all)
+{
+	show_cqes(ring, all ? 3 : 1, 200, NULL);
+	submit_show(ring, "submit", all ? 0 : 2);
+}
+
 static void mid_batch_on(unsigned flags, const char *name)
 {
 	/* With SUBMIT_ALL the kernel does not stop at the bad SQE. */
 	unsigned all = (flags & IORING_SETUP_SUBMIT_ALL) != 0;
-	struct io_uring_cqe *cqe;
 	struct io_uring ring;
 	char what[96];
 
@@ -295,18 +303,12 @@ static void mid_batch_on(unsigned flags, const char *name)
 	show_ret("submit_and_wait(3), first of 3 bad",
 		 io_uring_submit_and_wait(&ring, 3));
 	show_counts(&ring);
-	show_cqes(&ring, all ? 3 : 1, 200, NULL);
-	submit_show(&ring, "submit", all ? 0 : 2);
+	show_stopped_batch(&ring, all);
 
 	STEP("submit_and_wait_timeout(3, 1 s), first of 4 bad");
 	queue_batch(&ring, 0x300, 0, 4);
-	cqe = NULL;
-	show_ret("submit_and_wait_timeout(3, 1 s), first of 4 bad",
-		 io_uring_submit_and_wait_timeout(&ring, &cqe, 3,
-						  &(struct __kernel_timespec){
-							  .tv_sec = 1 },
-						  NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "submit_and_wait_timeout(3, 1 s), first of 4 bad",
+		   io_uring_submit_and_wait_timeout, 3, 1000, NULL);
 	show_counts(&ring);
 	submit_show(&ring, "submit", 4);
 
@@ -321,16 +323,10 @@ static void mid_batch_on(unsigned flags, const char *name)
 	STEP("wait_cqes(2, 1 s) after a partial submit");
 	queue_batch(&ring, 0x500, 0, 3);
 	show_ret("submit, first of 3 bad", io_uring_submit(&ring));
-	cqe = NULL;
-	show_ret("wait_cqes(2, 200 ms)",
-		 io_uring_wait_cqes(&ring, &cqe, 2,
-				    &(struct __kernel_timespec){
-					    .tv_nsec = 200000000 },
-				    NULL));
-	show_cqe("  returned", cqe);
+	show_timed(&ring, "wait_cqes(2, 200 ms)", io_uring_wait_cqes, 2, 200,
+		   NULL);
 	show_counts(&ring);
-	show_cqes(&ring, all ? 3 : 1, 200, NULL);
-	submit_show(&ring, "submit", all ? 0 : 2);
+	show_stopped_batch(&ring, all);
 
 	STEP("a bad SQE inside a link");
 	queue_nop(&ring, 0x601, IOSQE_IO_LINK);

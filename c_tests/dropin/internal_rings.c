@@ -49,29 +49,10 @@ static long next_tid(void)
 /* iou-sqp-* threads of this process right now. */
 static int sq_threads_now(void)
 {
-	struct dirent *de;
-	int n = 0;
-	DIR *d = opendir("/proc/self/task");
+	int n = t_count_sq_threads();
 
-	if (!d)
+	if (n < 0)
 		T_FAIL("opendir /proc/self/task: %s", strerror(errno));
-	while ((de = readdir(d))) {
-		char path[300], comm[64] = "";
-		FILE *f;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue; /* the thread has just exited */
-		if (fgets(comm, sizeof(comm), f) &&
-		    strncmp(comm, "iou-sqp-", 8) == 0)
-			n++;
-		fclose(f);
-	}
-	closedir(d);
 	return n;
 }
 

@@ -15,27 +15,55 @@
 #define T_WATCHDOG_SECS 10
 #include "../rsuring_test.h"
 
+/* A new 8-entry ring with 4 SQEs queued, user_data 1..4: NOPs but for
+ * @bad, which the kernel rejects. */
+static void four_sqes(struct io_uring *ring, unsigned bad)
+{
+	unsigned i;
+
+	t_queue_init(ring, 8, 0);
+	for (i = 1; i <= 4; i++) {
+		if (i == bad)
+			t_queue_bad(ring, i);
+		else
+			t_queue_nop(ring, i);
+	}
+}
+
+/*
+ * four_sqes, then (step @step) io_uring_submit_and_wait_timeout for
+ * @wait_nr CQEs, no timeout: it must return @bad (the first enter's count,
+ * up to and including the bad SQE) and SQE 1's CQE, which is returned
+ * here (not marked seen).
+ */
+static struct io_uring_cqe *four_sqes_submit_and_wait(struct io_uring *ring,
+						       unsigned bad,
+						       unsigned wait_nr,
+						       const char *step)
+{
+	struct io_uring_cqe *cqe = NULL;
+	int ret;
+
+	four_sqes(ring, bad);
+	T_STEP("%s", step);
+	ret = io_uring_submit_and_wait_timeout(ring, &cqe, wait_nr, NULL, NULL);
+	CHECK_EQ(ret, bad);
+	CHECK(cqe != NULL);
+	CHECK_EQ(cqe->user_data, 1);
+	return cqe;
+}
+
 /* io_uring_submit_and_wait_timeout(ring, &cqe, 3, NULL, NULL), first of 4
  * bad: returns at once (1, the first enter's count) with all 4 posted. */
 static void first_of_four_bad_wait_three(void)
 {
 	struct io_uring_cqe *cqes[8];
-	struct io_uring_cqe *cqe = NULL;
+	struct io_uring_cqe *cqe;
 	struct io_uring ring;
 	unsigned i, n;
-	int ret;
 
-	t_queue_init(&ring, 8, 0);
-	t_queue_bad(&ring, 1);
-	t_queue_nop(&ring, 2);
-	t_queue_nop(&ring, 3);
-	t_queue_nop(&ring, 4);
-
-	T_STEP("submit_and_wait_timeout(3, no timeout), first SQE bad");
-	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 3, NULL, NULL);
-	CHECK_EQ(ret, 1);
-	CHECK(cqe != NULL);
-	CHECK_EQ(cqe->user_data, 1);
+	cqe = four_sqes_submit_and_wait(&ring, 1, 3,
+		"submit_and_wait_timeout(3, no timeout), first SQE bad");
 	CHECK_EQ(cqe->res, -EINVAL);
 	CHECK_EQ(io_uring_sq_ready(&ring), 0);
 	CHECK_EQ(io_uring_cq_ready(&ring), 4);
@@ -54,22 +82,11 @@ static void first_of_four_bad_wait_three(void)
  * SQEs 3 and 4 were submitted too, so waiting for them finds them. */
 static void second_of_four_bad_wait_one(void)
 {
-	struct io_uring_cqe *cqe = NULL;
 	struct io_uring ring;
 	unsigned i;
-	int ret;
 
-	t_queue_init(&ring, 8, 0);
-	t_queue_nop(&ring, 1);
-	t_queue_bad(&ring, 2);
-	t_queue_nop(&ring, 3);
-	t_queue_nop(&ring, 4);
-
-	T_STEP("submit_and_wait_timeout(1, no timeout), second SQE bad");
-	ret = io_uring_submit_and_wait_timeout(&ring, &cqe, 1, NULL, NULL);
-	CHECK_EQ(ret, 2);
-	CHECK(cqe != NULL);
-	CHECK_EQ(cqe->user_data, 1);
+	four_sqes_submit_and_wait(&ring, 2, 1,
+		"submit_and_wait_timeout(1, no timeout), second SQE bad");
 	CHECK_EQ(io_uring_sq_ready(&ring), 0);
 
 	/* A hang here (SQEs 3 and 4 never submitted) ends in the watchdog. */

@@ -16,14 +16,11 @@ void sec_bad_input(void)
 	struct io_uring_params p;
 	struct io_uring ring, fake;
 	unsigned got;
-	int pfd[2], ret;
+	int pfd[2];
 
 	STEP("not a ring");
 	say("-- a pipe where a ring fd belongs");
-	memset(&p, 0, sizeof(p));
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p, 0);
 	make_pipe(pfd);
 	say("raw register of the pipe as a ring fd = %s",
 	    rstr(raw_register_ring(pfd[0], -1U, &got), 0));
@@ -78,14 +75,11 @@ void sec_mmap_not_a_ring(void)
 {
 	struct io_uring_params p;
 	struct io_uring ring, mapped;
-	int pfd[2], ret;
+	int pfd[2];
 
 	STEP("io_uring_queue_mmap of a pipe");
 	say("-- io_uring_queue_mmap of a pipe, with a real ring's params");
-	memset(&p, 0, sizeof(p));
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p, 0);
 	make_pipe(pfd);
 	memset(&mapped, 0, sizeof(mapped));
 	say("io_uring_queue_mmap(the pipe's read end) = %s",
@@ -134,7 +128,7 @@ void sec_nofile(void)
 {
 	struct rlimit saved;
 	struct io_uring ring, second;
-	int floor, ret, i, filled[64], nfill = 0;
+	int floor, i, filled[64], nfill = 0;
 
 	STEP("nofile");
 	say("-- RLIMIT_NOFILE at its floor: no fd number left");
@@ -153,10 +147,7 @@ void sec_nofile(void)
 	say("-- one fd number left");
 	if (set_nofile((rlim_t)floor + 1))
 		die("setrlimit: %s", strerror(errno));
-	ret = io_uring_queue_init(8, &ring, 0);
-	crit("io_uring_queue_init = %s", rstr(ret, 0));
-	if (ret < 0)
-		die("io_uring_queue_init failed");
+	init_shown(&ring, 1);
 	crit("%s", nop_roundtrip(&ring, 0x1));
 	crit("a second io_uring_queue_init = %s",
 	     rstr(io_uring_queue_init(8, &second, 0), 0));

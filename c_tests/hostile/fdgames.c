@@ -10,12 +10,11 @@
 #define T_NO_WATCHDOG /* each section has its own (main.c) */
 #include "../rsuring_test.h"
 
-static void init_or_die(struct io_uring *ring)
+/* "submit = <ret>" for one NOP (user_data 0x1) on @ring. */
+static void submit_nop(struct io_uring *ring)
 {
-	int ret = io_uring_queue_init(8, ring, 0);
-
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
+	queue_nop(ring, 0x1, 0);
+	say("submit = %s", rstr(io_uring_submit(ring), 0));
 }
 
 /* A read of 5 bytes of @fd into @buf, submitted (the pipe is empty). */
@@ -41,8 +40,7 @@ void sec_fd_games(void)
 	say("-- close(ring.ring_fd), then io_uring_submit of a NOP");
 	init_or_die(&ring);
 	say("close = %d", close(ring.ring_fd));
-	queue_nop(&ring, 0x1, 0);
-	say("submit = %s", rstr(io_uring_submit(&ring), 0));
+	submit_nop(&ring);
 	io_uring_queue_exit(&ring);
 
 	STEP("close, reopen, submit");
@@ -52,8 +50,7 @@ void sec_fd_games(void)
 	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	say("the new fd has the ring's number: %s",
 	    null == ring.ring_fd ? "yes" : "no");
-	queue_nop(&ring, 0x1, 0);
-	say("submit = %s", rstr(io_uring_submit(&ring), 0));
+	submit_nop(&ring);
 	io_uring_queue_exit(&ring); /* closes /dev/null */
 
 	STEP("dup2 /dev/null");
@@ -64,8 +61,7 @@ void sec_fd_games(void)
 		die("open /dev/null: %s", strerror(errno));
 	say("dup2 = %s", dup2(null, ring.ring_fd) == ring.ring_fd ? "ok" : "failed");
 	close(null);
-	queue_nop(&ring, 0x1, 0);
-	say("submit = %s", rstr(io_uring_submit(&ring), 0));
+	submit_nop(&ring);
 	io_uring_queue_exit(&ring);
 
 	STEP("dup2 another ring");
@@ -74,8 +70,7 @@ void sec_fd_games(void)
 	init_or_die(&other);
 	say("dup2 = %s", dup2(other.ring_fd, ring.ring_fd) == ring.ring_fd ?
 				 "ok" : "failed");
-	queue_nop(&ring, 0x1, 0);
-	say("submit = %s", rstr(io_uring_submit(&ring), 0));
+	submit_nop(&ring);
 	/* With liburing the enter reached the other ring, which has no SQE to
 	 * take; which ring a submit reaches once the application moved the fd
 	 * is the fd table's business, so only "other got nothing" must hold. */
@@ -103,10 +98,7 @@ void sec_fd_games(void)
 
 	STEP("dup outlives exit");
 	say("-- a dup() of the ring fd outlives io_uring_queue_exit; the ring is mapped again through it");
-	memset(&p, 0, sizeof(p));
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p, 0);
 	make_pipe(pfd);
 	say("register_files = %s",
 	    rstr(io_uring_register_files(&ring, &pfd[0], 1), 0));

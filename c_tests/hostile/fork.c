@@ -42,9 +42,7 @@ static void parent_setup(struct parent *P)
 	int files[2], ret, rf, rb, re;
 
 	memset(P, 0, sizeof(*P));
-	ret = io_uring_queue_init(8, &P->ring, 0);
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
+	init_or_die(&P->ring);
 	make_pipe(P->pipe);
 	P->file = make_letters_file();
 	P->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -313,19 +311,13 @@ void sec_fork_atfork(void)
 
 /* ---- a child that outlives the parent's ring -------------------------- */
 
-void sec_fork_outlive(void)
+/* Makes the pipe @go and forks a child that waits for the parent to close
+ * its write end; returns make_child's result (0 in the child). */
+static pid_t child_waiting_for_go(int go[2])
 {
-	struct io_uring ring;
-	int go[2], ret;
 	pid_t pid;
 	char c;
 
-	STEP("outlive");
-	say("-- the parent exits its ring first; the child then uses its copy");
-	ret = io_uring_queue_init(8, &ring, 0);
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
-	say("parent: %s", nop_roundtrip(&ring, 0x1));
 	make_pipe(go);
 	pid = make_child(BY_FORK);
 	if (pid == 0) {
@@ -333,17 +325,40 @@ void sec_fork_outlive(void)
 		close(go[1]);
 		if (read(go[0], &c, 1) != 0)
 			say("child: unexpected byte");
+	}
+	return pid;
+}
+
+/* The parent exits its ring while the child waits, then lets the child
+ * go on and reaps it. */
+static void exit_ring_then_child(struct io_uring *ring, int go[2], pid_t pid)
+{
+	close(go[0]);
+	io_uring_queue_exit(ring);
+	say("parent: ring exited");
+	close(go[1]);
+	crit("parent: child %s", reap_child(pid, 10000));
+}
+
+void sec_fork_outlive(void)
+{
+	struct io_uring ring;
+	int go[2], ret;
+	pid_t pid;
+
+	STEP("outlive");
+	say("-- the parent exits its ring first; the child then uses its copy");
+	init_or_die(&ring);
+	say("parent: %s", nop_roundtrip(&ring, 0x1));
+	pid = child_waiting_for_go(go);
+	if (pid == 0) {
 		crit("child: %s", nop_roundtrip(&ring, 0x2));
 		crit("child: second %s", nop_roundtrip(&ring, 0x3));
 		io_uring_queue_exit(&ring);
 		fflush(stdout);
 		_exit(0);
 	}
-	close(go[0]);
-	io_uring_queue_exit(&ring);
-	say("parent: ring exited");
-	close(go[1]); /* the child goes on */
-	crit("parent: child %s", reap_child(pid, 10000));
+	exit_ring_then_child(&ring, go, pid);
 
 	/* The same with SQPOLL: the ring's SQ thread serves the child. */
 	STEP("outlive sqpoll");
@@ -363,13 +378,8 @@ void sec_fork_outlive(void)
 	ret = io_uring_submit(&ring);
 	say("parent: submit=%s %s", ret == 1 || ret == 0 ? "0..1" : rstr(ret, 0),
 	    cqe_str(&ring, 1000));
-	make_pipe(go);
-	pid = make_child(BY_FORK);
+	pid = child_waiting_for_go(go);
 	if (pid == 0) {
-		alarm(10);
-		close(go[1]);
-		if (read(go[0], &c, 1) != 0)
-			say("child: unexpected byte");
 		queue_nop(&ring, 0x2, 0);
 		ret = io_uring_submit(&ring);
 		crit("child: submit=%s %s",
@@ -379,9 +389,5 @@ void sec_fork_outlive(void)
 		fflush(stdout);
 		_exit(0);
 	}
-	close(go[0]);
-	io_uring_queue_exit(&ring);
-	say("parent: ring exited");
-	close(go[1]);
-	crit("parent: child %s", reap_child(pid, 10000));
+	exit_ring_then_child(&ring, go, pid);
 }

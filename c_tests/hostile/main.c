@@ -38,25 +38,7 @@
 /* A section still running after this long is reported as stuck. */
 #define WATCHDOG_SECS 60
 
-static const char *section_name = "none";
-
 /* ---- the runner -------------------------------------------------------- */
-
-static void watchdog(int sig)
-{
-	char buf[256];
-	int n;
-
-	(void)sig;
-	n = snprintf(buf, sizeof(buf),
-		     "!! watchdog: section %s still running after %d s "
-		     "[step: %s]\n",
-		     section_name, WATCHDOG_SECS, t_step);
-	if (n > 0)
-		(void)!write(STDOUT_FILENO, buf, (size_t)n);
-	kill_children();
-	_exit(3);
-}
 
 /* The sections (the other files of this program). */
 void sec_fork(void);
@@ -129,7 +111,6 @@ static int run_all(void)
 
 int main(int argc, char **argv)
 {
-	Dl_info info;
 	size_t i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -143,17 +124,14 @@ int main(int argc, char **argv)
 			say("%s", sections[i].name);
 		return 0;
 	}
-	if (dladdr((void *)io_uring_queue_init, &info) && info.dli_fname)
-		fprintf(stderr, "library: %s\n", info.dli_fname);
+	report_library();
 	if (!strcmp(argv[1], "all"))
 		return run_all();
 	for (i = 0; i < NSECTIONS; i++) {
 		if (strcmp(argv[1], sections[i].name))
 			continue;
-		section_name = sections[i].name;
-		say("== %s", section_name);
-		signal(SIGALRM, watchdog);
-		alarm(WATCHDOG_SECS);
+		say("== %s", sections[i].name);
+		start_section_watchdog(sections[i].name, WATCHDOG_SECS);
 		sections[i].run();
 		kill_children();
 		return 0;

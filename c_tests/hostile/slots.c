@@ -13,14 +13,6 @@
 
 #define NRINGS 8
 
-static void init_or_die(struct io_uring *ring)
-{
-	int ret = io_uring_queue_init(8, ring, 0);
-
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
-}
-
 void sec_raw_slots(void)
 {
 	struct io_uring R[NRINGS], B;
@@ -138,10 +130,7 @@ void sec_full_table(void)
 	if (raw < 0)
 		die("io_uring_setup: %s", strerror(errno));
 	fill_table(raw, 1, "raw register offsets 0..15");
-	ret = io_uring_queue_init(8, &ring, 0);
-	say("io_uring_queue_init = %s", rstr(ret, 0));
-	if (ret < 0)
-		die("io_uring_queue_init failed");
+	init_shown(&ring, 0);
 	crit("main: %s", nop_roundtrip(&ring, 0x1));
 	say("io_uring_register_ring_fd = %s",
 	    rstr(io_uring_register_ring_fd(&ring), 0));
@@ -162,9 +151,7 @@ void sec_full_table(void)
 
 	STEP("table filled after the first ring");
 	say("-- the application fills the table after its first ring (the kernel picks the slots)");
-	ret = io_uring_queue_init(8, &ring, 0);
-	if (ret < 0)
-		die("io_uring_queue_init: %s", rstr(ret, 0));
+	init_or_die(&ring);
 	crit("main: %s", nop_roundtrip(&ring, 0x4));
 	fill_table(raw, 0, "raw register 17 times at any offset");
 	crit("main: %s", nop_roundtrip(&ring, 0x5));

@@ -13,6 +13,32 @@
 #include <pthread.h>
 #include <semaphore.h>
 
+/* A thread running @fn(@arg), or die. */
+static pthread_t start_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, fn, arg))
+		die("pthread_create");
+	return t;
+}
+
+/* sem_wait, again when a signal interrupts it. */
+static void sem_wait_intr(sem_t *sem)
+{
+	while (sem_wait(sem) && errno == EINTR)
+		;
+}
+
+/* The byte 'x' a thread wrote to the pipe's write end is at @rfd. */
+static void check_x_arrived(int rfd)
+{
+	char c;
+
+	if (read(rfd, &c, 1) != 1 || c != 'x')
+		say("main: the write did not arrive");
+}
+
 /* ---- set up on A, used on B, exited on main -------------------------- */
 
 enum b_mode {
@@ -79,8 +105,7 @@ static void *thread_b(void *arg)
 		sizeof(T->line_b) - strlen(T->line_b) - 1);
 	sem_post(&T->b_done);
 	if (T->mode != B_REGISTERS_EXITS)
-		while (sem_wait(&T->release) && errno == EINTR)
-			;
+		sem_wait_intr(&T->release);
 	return NULL;
 }
 
@@ -88,7 +113,6 @@ static void a_b_main(enum b_mode mode, const char *what)
 {
 	struct tcase T;
 	pthread_t a, b;
-	char c;
 
 	STEP(what);
 	say("-- %s", what);
@@ -97,17 +121,13 @@ static void a_b_main(enum b_mode mode, const char *what)
 	make_pipe(T.pipe);
 	sem_init(&T.b_done, 0, 0);
 	sem_init(&T.release, 0, 0);
-	if (pthread_create(&a, NULL, thread_a, &T))
-		die("pthread_create");
+	a = start_thread(thread_a, &T);
 	pthread_join(a, NULL);
 	say("%s", T.line_a);
-	if (pthread_create(&b, NULL, thread_b, &T))
-		die("pthread_create");
-	while (sem_wait(&T.b_done) && errno == EINTR)
-		;
+	b = start_thread(thread_b, &T);
+	sem_wait_intr(&T.b_done);
 	say("%s", T.line_b);
-	if (read(T.pipe[0], &c, 1) != 1 || c != 'x')
-		say("main: the write did not arrive");
+	check_x_arrived(T.pipe[0]);
 	if (mode == B_REGISTERS_EXITS)
 		pthread_join(b, NULL);
 	io_uring_queue_exit(&T.ring);
@@ -149,8 +169,7 @@ static void *worker(void *arg)
 	snprintf(D->line, sizeof(D->line), "worker: enable=%s %s",
 		 rstr(en, 0), fixed_write(D->ring, 0x20));
 	sem_post(&D->done);
-	while (sem_wait(&D->release) && errno == EINTR)
-		;
+	sem_wait_intr(&D->release);
 	return NULL;
 }
 
@@ -160,16 +179,13 @@ static void defer_taskrun_worker(void)
 	struct io_uring ring;
 	struct dcase D;
 	pthread_t w;
-	int pfd[2], ret;
+	int pfd[2];
 
 	STEP("defer_taskrun");
 	say("-- SINGLE_ISSUER|R_DISABLED|DEFER_TASKRUN set up on main, enabled and used by a worker, exited by main");
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED |
-		  IORING_SETUP_DEFER_TASKRUN;
-	ret = io_uring_queue_init_params(8, &ring, &p);
-	if (ret < 0)
-		die("io_uring_queue_init_params: %s", rstr(ret, 0));
+	init_params_or_die(&ring, &p,
+			   IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED |
+			   IORING_SETUP_DEFER_TASKRUN);
 	make_pipe(pfd);
 	say("main: register_files=%s",
 	    rstr(io_uring_register_files(&ring, &pfd[1], 1), 0));
@@ -177,10 +193,8 @@ static void defer_taskrun_worker(void)
 	D.ring = &ring;
 	sem_init(&D.done, 0, 0);
 	sem_init(&D.release, 0, 0);
-	if (pthread_create(&w, NULL, worker, &D))
-		die("pthread_create");
-	while (sem_wait(&D.done) && errno == EINTR)
-		;
+	w = start_thread(worker, &D);
+	sem_wait_intr(&D.done);
 	say("%s", D.line);
 	io_uring_queue_exit(&ring);
 	close(pfd[1]);
@@ -232,8 +246,7 @@ static void *sq_creator(void *arg)
 		 "creator: init=%s register_files=%s %s", rstr(ret, 0),
 		 rstr(rf, 1), w);
 	sem_post(&S->ready);
-	while (sem_wait(&S->release) && errno == EINTR)
-		;
+	sem_wait_intr(&S->release);
 	return NULL;
 }
 
@@ -241,8 +254,7 @@ static void *sq_exiter(void *arg)
 {
 	struct scase *S = arg;
 
-	while (sem_wait(&S->exit_now) && errno == EINTR)
-		;
+	sem_wait_intr(&S->exit_now);
 	io_uring_queue_exit(&S->ring);
 	sem_post(&S->exited);
 	return NULL;
@@ -253,7 +265,6 @@ static void sqpoll_case(int exit_on_thread)
 	struct scase S;
 	pthread_t c, x;
 	int n, waited;
-	char ch;
 
 	STEP("sqpoll exit");
 	say("-- SQPOLL ring set up on thread C (alive), exited on %s",
@@ -264,20 +275,15 @@ static void sqpoll_case(int exit_on_thread)
 	sem_init(&S.release, 0, 0);
 	sem_init(&S.exit_now, 0, 0);
 	sem_init(&S.exited, 0, 0);
-	if (pthread_create(&c, NULL, sq_creator, &S))
-		die("pthread_create");
-	while (sem_wait(&S.ready) && errno == EINTR)
-		;
+	c = start_thread(sq_creator, &S);
+	sem_wait_intr(&S.ready);
 	say("%s", S.line);
-	if (read(S.pipe[0], &ch, 1) != 1 || ch != 'x')
-		say("main: the write did not arrive");
+	check_x_arrived(S.pipe[0]);
 	say("main: SQ threads before exit: %d", sq_threads());
 	if (exit_on_thread) {
-		if (pthread_create(&x, NULL, sq_exiter, &S))
-			die("pthread_create");
+		x = start_thread(sq_exiter, &S);
 		sem_post(&S.exit_now);
-		while (sem_wait(&S.exited) && errno == EINTR)
-			;
+		sem_wait_intr(&S.exited);
 		pthread_join(x, NULL);
 	} else {
 		io_uring_queue_exit(&S.ring);

@@ -51,9 +51,6 @@ int main(void)
 	for (i = 0; i < RINGS; i++)
 		ring_io(&rings[i], data_fd, (unsigned)(i + 4));
 
-	T_STEP("teardown");
-	exit_rings_no_leak(rings, RINGS, fds0);
-	close(data_fd);
-	printf("env_percpu: ok\n");
+	teardown_ok(rings, RINGS, fds0, data_fd, "env_percpu");
 	return 0;
 }

@@ -58,11 +58,7 @@ static void part1(void)
 		CHECK_POLLERS(1, 0);
 		ring_io(&c1, data_fd, 1);
 		T_STEP("part 1 child: second ring");
-		shared_ring(&c2, 0);
-		CHECK_GROUP(&c2, 0, 2);
-		CHECK_GROUP(&c1, 0, 2);
-		CHECK_POLLERS(1, 0);
-		ring_io(&c2, data_fd, 2);
+		second_ring_on_cpu0(&c2, &c1, data_fd);
 		io_uring_queue_exit(&c1);
 		io_uring_queue_exit(&c2);
 		CHECK_NO_POLLERS();

@@ -133,19 +133,12 @@ int main(void)
 
 		memset(&ring, FILL, sizeof(ring));
 		CHECK_EQ(io_uring_queue_init(8, &ring, IORING_SETUP_SQPOLL_PERCPU), -EINVAL);
-		shared_ring(&ring, 0);
-		CHECK_GROUP(&ring, 0, 2);
-		CHECK_GROUP(&anchor, 0, 2);
-		CHECK_POLLERS(1, 0);
-		ring_io(&ring, data_fd, 2);
+		second_ring_on_cpu0(&ring, &anchor, data_fd);
 		io_uring_queue_exit(&ring);
 	}
 	io_uring_queue_exit(&anchor);
 
-	T_STEP("end");
-	CHECK_NO_POLLERS();
-	CHECK_EQ(count_fds(), fds0);
-	close(data_fd);
+	end_no_leak(fds0, data_fd);
 	printf("invalid: ok\n");
 	return 0;
 }

@@ -125,10 +125,7 @@ int main(int argc, char **argv)
 	else
 		T_FAIL("unknown mode %s", argv[1]);
 
-	T_STEP("end");
-	CHECK_NO_POLLERS();
-	CHECK_EQ(count_fds(), fds0);
-	close(data_fd);
+	end_no_leak(fds0, data_fd);
 	printf("placement %s: ok\n", argv[1]);
 	return 0;
 }

@@ -105,10 +105,7 @@ int main(void)
 	for (i = 1; i < 6; i += 2)
 		io_uring_queue_exit(&rings[i]);
 
-	T_STEP("end");
-	CHECK_NO_POLLERS();
-	CHECK_EQ(count_fds(), fds0);
-	close(data_fd);
+	end_no_leak(fds0, data_fd);
 	printf("share: ok\n");
 	return 0;
 }

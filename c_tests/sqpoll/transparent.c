@@ -102,9 +102,6 @@ int main(void)
 	for (i = RINGS - 1; i >= 0; i--)
 		ring_io(&rings[i], data_fd, (unsigned)(i + 20));
 
-	T_STEP("teardown");
-	exit_rings_no_leak(rings, RINGS, fds0);
-	close(data_fd);
-	printf("transparent: ok\n");
+	teardown_ok(rings, RINGS, fds0, data_fd, "transparent");
 	return 0;
 }

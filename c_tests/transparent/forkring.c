@@ -224,22 +224,30 @@ static void parent_exited(int transparent)
 	}
 }
 
+static const struct {
+	const char *name;
+	void (*run)(int transparent);
+} scenarios[] = {
+	{ "parent-alive", parent_alive },
+	{ "parent-exited", parent_exited },
+};
+
 int main(int argc, char **argv)
 {
 	int transparent = expect_transparent(argc, argv);
 	const char *scenario = argc > 2 ? argv[2] : "";
+	size_t i, n = sizeof(scenarios) / sizeof(scenarios[0]);
 
 	if (transparent)
 		check_unprivileged();
 	data_fd = t_data_file();
-	if (!strcmp(scenario, "parent-alive")) {
-		parent_alive(transparent);
-	} else if (!strcmp(scenario, "parent-exited")) {
-		parent_exited(transparent);
-	} else {
+	for (i = 0; i < n && strcmp(scenario, scenarios[i].name); i++)
+		;
+	if (i == n) {
 		fprintf(stderr, "unknown scenario \"%s\"\n", scenario);
 		return 2;
 	}
+	scenarios[i].run(transparent);
 	close(data_fd);
 	printf("forkring %s: ok\n", scenario);
 	return 0;
