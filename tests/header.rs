@@ -32,15 +32,69 @@ fn generate(root: &Path, ffi_files: &[&str], guard: &str, included_by: &str) -> 
     for file in ["src/uapi.rs", "src/ring.rs", "src/stats.rs"] {
         builder = builder.with_src(root.join(file));
     }
+    // cbindgen does not expand macros: each file goes to it with its
+    // `ffi_exports!` tables turned back into the functions they make.
+    let expanded = std::env::temp_dir().join(format!("rsuring-header-{}", std::process::id()));
+    std::fs::create_dir_all(&expanded).expect("temporary directory");
     for file in ffi_files {
-        builder = builder.with_src(root.join("src/ffi").join(file));
+        let text = std::fs::read_to_string(root.join("src/ffi").join(file)).expect("src/ffi file");
+        let path = expanded.join(file);
+        std::fs::write(&path, expand_exports(file, &text)).expect("write expanded file");
+        builder = builder.with_src(path);
     }
     let mut out = Vec::new();
-    builder
-        .generate()
-        .expect("cbindgen parses src/ffi")
-        .write(&mut out);
+    let generated = builder.generate();
+    std::fs::remove_dir_all(&expanded).expect("remove temporary directory");
+    generated.expect("cbindgen parses src/ffi").write(&mut out);
     String::from_utf8(out).expect("utf-8 header")
+}
+
+/// `text` with each `ffi_exports! { ... }` table replaced by the functions
+/// it makes (src/ffi/mod.rs): docs kept, `#[no_mangle] pub extern "C"`
+/// added, the boundary body left out (cbindgen reads only the signature).
+/// A table holds `///` lines, blank lines and one-line entries; anything
+/// else in one fails here, so the header cannot silently miss an export.
+fn expand_exports(file: &str, text: &str) -> String {
+    let mut out = String::new();
+    let mut in_table = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if !in_table {
+            in_table = line == "ffi_exports! {";
+            if !in_table {
+                out.push_str(line);
+                out.push('\n');
+            }
+            continue;
+        }
+        if line == "}" {
+            in_table = false;
+        } else if trimmed.starts_with("///") || trimmed.is_empty() {
+            out.push_str(trimmed);
+            out.push('\n');
+        } else {
+            let entry = trimmed.strip_suffix('}').and_then(|e| e.split_once(" { "));
+            let signature = entry.map(|(signature, _)| signature).and_then(|signature| {
+                signature
+                    .strip_prefix("unsafe fn ")
+                    .map(|rest| format!("pub unsafe extern \"C\" fn {rest}"))
+                    .or_else(|| {
+                        signature
+                            .strip_prefix("fn ")
+                            .map(|rest| format!("pub extern \"C\" fn {rest}"))
+                    })
+            });
+            let signature = signature.unwrap_or_else(|| {
+                panic!("src/ffi/{file}: not a one-line ffi_exports! entry: {line}")
+            });
+            out.push_str(&format!("#[no_mangle]\n{signature} {{}}\n"));
+        }
+    }
+    assert!(
+        !in_table,
+        "src/ffi/{file}: an ffi_exports! table is not closed"
+    );
+    out
 }
 
 #[test]

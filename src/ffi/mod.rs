@@ -4,7 +4,8 @@
 //! function per operation). The checks here turn the caller's pointers into
 //! references, slices and [`LiveRing`]s, the types the core takes.
 //!
-//! cbindgen reads these files to generate include/liburing/rsuring_api.h.
+//! cbindgen reads these files to generate include/liburing/rsuring_api.h
+//! (`tests/header.rs`, which first unfolds the [`ffi_exports!`] tables).
 
 use core::ffi::{c_int, c_uint};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,8 +15,8 @@ use crate::ring::{io_uring, rs_flags, LiveRing};
 use crate::uapi::io_uring_cqe;
 
 /// The body of an exported function: the caller's pointers checked in the
-/// order written, then `body` behind the panic boundary. The signature
-/// stays written out in full above it, for cbindgen and for the reader.
+/// order written, then `body` behind the panic boundary. Most exports use
+/// it through an [`ffi_exports!`] table, whose entries give it their bodies.
 ///
 /// ```text
 /// ffi_boundary!(CHECK; ... RING => body)
@@ -91,6 +92,51 @@ macro_rules! ffi_boundary {
     };
     (=> $body:expr) => {
         $crate::ffi::guard($crate::ffi::CReturn::panicked(), || $body)
+    };
+}
+
+/// A table of exported functions whose whole body is one [`ffi_boundary!`]:
+/// each entry is written like the function it makes, with the boundary's
+/// arguments as its body, and becomes a `#[no_mangle] pub extern "C"`
+/// function (`unsafe` where the entry says so) with the entry's docs.
+///
+/// ```text
+/// ffi_exports! {
+///     /// Docs, with a `# Safety` section for an unsafe entry.
+///     unsafe fn name(ring: *mut io_uring, n: c_uint) -> c_int { live ring => core::call(ring, n) }
+/// }
+/// ```
+///
+/// One line an entry, so the table reads as a table; the functions that do
+/// more than the boundary (the hot paths) are written out below their
+/// file's table. cbindgen does not expand macros: `tests/header.rs` turns
+/// each entry back into the function it makes before it generates the
+/// prototypes, so the headers see the same signatures.
+macro_rules! ffi_exports {
+    () => {};
+    (
+        $(#[$attr:meta])*
+        unsafe fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? { $($body:tt)+ }
+        $($rest:tt)*
+    ) => {
+        $(#[$attr])*
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+            ffi_boundary!($($body)+)
+        }
+        ffi_exports!($($rest)*);
+    };
+    (
+        $(#[$attr:meta])*
+        fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? { $($body:tt)+ }
+        $($rest:tt)*
+    ) => {
+        $(#[$attr])*
+        #[no_mangle]
+        pub extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+            ffi_boundary!($($body)+)
+        }
+        ffi_exports!($($rest)*);
     };
 }
 

@@ -116,66 +116,37 @@ pub unsafe extern "C" fn io_uring_submit_and_wait(ring: *mut io_uring, wait_nr: 
     ffi_hot!(auto_ring ring => Some(ring.submit_auto(wait_nr)); else submit_not_auto(ring, wait_nr))
 }
 
-/// Submits and waits for `wait_nr` completions or until `ts` passes;
-/// returns the submitted count, `-ETIME`, or `-errno`.
-///
-/// # Safety
-/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    wait_nr: c_uint,
-    ts: *mut __kernel_timespec,
-    sigmask: *mut libc::sigset_t,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, 0, sigmask))
-}
+ffi_exports! {
+    /// Submits and waits for `wait_nr` completions or until `ts` passes;
+    /// returns the submitted count, `-ETIME`, or `-errno`.
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+    unsafe fn io_uring_submit_and_wait_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, 0, sigmask) }
 
-/// Submits and, whether or not anything was queued, flushes completions.
-///
-/// # Safety
-/// `ring` must be NULL or a live ring.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_submit_and_get_events(ring: *mut io_uring) -> c_int {
-    ffi_boundary!(live ring => ring.submit_and_get_events())
-}
+    /// Submits and, whether or not anything was queued, flushes completions.
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring.
+    unsafe fn io_uring_submit_and_get_events(ring: *mut io_uring) -> c_int { live ring => ring.submit_and_get_events() }
 
-/// Enters the kernel to flush overflowed completions and run task work.
-///
-/// # Safety
-/// `ring` must be NULL or a live ring.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_get_events(ring: *mut io_uring) -> c_int {
-    ffi_boundary!(live ring => ring.get_events())
-}
+    /// Enters the kernel to flush overflowed completions and run task work.
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring.
+    unsafe fn io_uring_get_events(ring: *mut io_uring) -> c_int { live ring => ring.get_events() }
 
-/// Waits for `wait_nr` completions, or until `ts` passes (`-ETIME`).
-///
-/// # Safety
-/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_wait_cqes(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    wait_nr: c_uint,
-    ts: *mut __kernel_timespec,
-    sigmask: *mut libc::sigset_t,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_cqes(cqe_ptr, wait_nr, ts, sigmask))
-}
+    /// Waits for `wait_nr` completions, or until `ts` passes (`-ETIME`).
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+    unsafe fn io_uring_wait_cqes(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_cqes(cqe_ptr, wait_nr, ts, sigmask) }
 
-/// Waits for one completion or until `ts` passes (`-ETIME`).
-///
-/// # Safety
-/// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts` NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_wait_cqe_timeout(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    ts: *mut __kernel_timespec,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_cqe_timeout(cqe_ptr, ts))
+    /// Waits for one completion or until `ts` passes (`-ETIME`).
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts` NULL or valid.
+    unsafe fn io_uring_wait_cqe_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, ts: *mut __kernel_timespec) -> c_int { out cqe_ptr; live ring => ring.wait_cqe_timeout(cqe_ptr, ts) }
 }
 
 /// Fills `cqes` with up to `count` ready completions without consuming them.
@@ -259,61 +230,32 @@ unsafe fn get_cqe_full(
     unsafe { with_hot_ring(ring, move |r| r.get_cqe(out, submit, wait_nr, sigmask)) }
 }
 
-/// Sleeps until the SQ thread has made room in the SQ ring.
-///
-/// # Safety
-/// `ring` must be NULL or a live ring.
-#[no_mangle]
-pub unsafe extern "C" fn __io_uring_sqring_wait(ring: *mut io_uring) -> c_int {
-    ffi_boundary!(live ring => ring.sqring_wait())
-}
+ffi_exports! {
+    /// Sleeps until the SQ thread has made room in the SQ ring.
+    ///
+    /// # Safety
+    /// `ring` must be NULL or a live ring.
+    unsafe fn __io_uring_sqring_wait(ring: *mut io_uring) -> c_int { live ring => ring.sqring_wait() }
 
-/// Like io_uring_submit_and_wait_timeout, but once the first completion is
-/// in, waits at most `min_wait` microseconds more for `wait_nr` of them
-/// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
-///
-/// # Safety
-/// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    wait_nr: c_uint,
-    ts: *mut __kernel_timespec,
-    min_wait: c_uint,
-    sigmask: *mut libc::sigset_t,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, wait_nr, ts, min_wait, sigmask))
-}
+    /// Like io_uring_submit_and_wait_timeout, but once the first completion is
+    /// in, waits at most `min_wait` microseconds more for `wait_nr` of them
+    /// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+    ///
+    /// # Safety
+    /// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+    unsafe fn io_uring_submit_and_wait_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_wait: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, wait_nr, ts, min_wait, sigmask) }
 
-/// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
-/// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
-///
-/// # Safety
-/// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    wait_nr: c_uint,
-    ts: *mut __kernel_timespec,
-    min_ts_usec: c_uint,
-    sigmask: *mut libc::sigset_t,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, wait_nr, ts, min_ts_usec, sigmask))
-}
+    /// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
+    /// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
+    ///
+    /// # Safety
+    /// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
+    unsafe fn io_uring_wait_cqes_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_ts_usec: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, wait_nr, ts, min_ts_usec, sigmask) }
 
-/// Submits and waits using the wait parameters in slot `reg_index` of the
-/// ring's registered wait region.
-///
-/// # Safety
-/// `ring` NULL or live; `cqe_ptr` writable.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_submit_and_wait_reg(
-    ring: *mut io_uring,
-    cqe_ptr: *mut *mut io_uring_cqe,
-    wait_nr: c_uint,
-    reg_index: c_int,
-) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_reg(cqe_ptr, wait_nr, reg_index))
+    /// Submits and waits using the wait parameters in slot `reg_index` of the
+    /// ring's registered wait region.
+    ///
+    /// # Safety
+    /// `ring` NULL or live; `cqe_ptr` writable.
+    unsafe fn io_uring_submit_and_wait_reg(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, reg_index: c_int) -> c_int { out cqe_ptr; live ring => ring.submit_and_wait_reg(cqe_ptr, wait_nr, reg_index) }
 }

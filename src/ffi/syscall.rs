@@ -6,13 +6,12 @@ use crate::sys;
 use crate::uapi::{self, io_uring_params};
 use crate::{transparent, version};
 
-/// io_uring_setup(2); `-errno` on failure.
-///
-/// # Safety
-/// `p` must point to a writable `struct io_uring_params`.
-#[no_mangle]
-pub unsafe extern "C" fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int {
-    ffi_boundary!(nonnull p; unsafe => sys::io_uring_setup(entries, p))
+ffi_exports! {
+    /// io_uring_setup(2); `-errno` on failure.
+    ///
+    /// # Safety
+    /// `p` must point to a writable `struct io_uring_params`.
+    unsafe fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int { nonnull p; unsafe => sys::io_uring_setup(entries, p) }
 }
 
 /// io_uring_enter(2) with an optional signal mask; `-errno` on failure. On
