@@ -387,64 +387,31 @@ pub struct io_uring_clone_buffers {
     pub pad: [u32; 3],
 }
 
-// Register arguments the library passes through to the kernel untouched;
-// their layouts are in the C headers. Declared (zero-sized) so the generated
-// prototypes name them. Written out because cbindgen does not expand macros.
-
-/// `struct io_uring_napi` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_napi {
-    _opaque: [u8; 0],
+/// Declares register arguments the library passes through to the kernel
+/// untouched, zero-sized: their layouts are in the C headers, and the
+/// generated prototypes name them. `tests/kernel_abi.rs` reads this table
+/// (each one must exist in the C header), and `tests/header.rs` tells
+/// cbindgen they are structs.
+macro_rules! passed_through {
+    ($($name:ident),* $(,)?) => {$(
+        #[doc = concat!("`struct ", stringify!($name), "` (passed through; defined in the C header).")]
+        #[repr(C)]
+        #[derive(Debug)]
+        pub struct $name {
+            _opaque: [u8; 0],
+        }
+    )*};
 }
 
-/// `struct io_uring_clock_register` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_clock_register {
-    _opaque: [u8; 0],
-}
-
-/// `struct io_uring_zcrx_ifq_reg` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_zcrx_ifq_reg {
-    _opaque: [u8; 0],
-}
-
-/// `struct zcrx_ctrl` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct zcrx_ctrl {
-    _opaque: [u8; 0],
-}
-
-/// `struct io_uring_mem_region_reg` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_mem_region_reg {
-    _opaque: [u8; 0],
-}
-
-/// `struct io_uring_reg_wait` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_reg_wait {
-    _opaque: [u8; 0],
-}
-
-/// `struct io_uring_bpf` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_bpf {
-    _opaque: [u8; 0],
-}
-
-/// `struct io_uring_query_hdr` (passed through; defined in the C header).
-#[repr(C)]
-#[derive(Debug)]
-pub struct io_uring_query_hdr {
-    _opaque: [u8; 0],
+passed_through! {
+    io_uring_napi,
+    io_uring_clock_register,
+    io_uring_zcrx_ifq_reg,
+    zcrx_ctrl,
+    io_uring_mem_region_reg,
+    io_uring_reg_wait,
+    io_uring_bpf,
+    io_uring_query_hdr,
 }
 
 pub const IORING_RSRC_REGISTER_SPARSE: u32 = 1 << 0;

@@ -116,7 +116,27 @@ fn uapi_items(source: &str) -> Vec<Item> {
         }
         let attr = std::mem::take(&mut last_attr);
         let decl = line.strip_prefix("pub ").unwrap_or(line);
-        if decl.starts_with("mod tests {") && attr == "#[cfg(test)]" {
+        if decl.starts_with("macro_rules! passed_through {") {
+            // The macro's own body (its `pub struct` lines are indented).
+            for inner in lines.by_ref() {
+                if inner.starts_with('}') {
+                    break;
+                }
+            }
+        } else if decl.starts_with("passed_through! {") {
+            // Zero-sized pass-through structs, one name a line.
+            for inner in lines.by_ref() {
+                if inner.starts_with('}') {
+                    break;
+                }
+                let name = inner.trim().trim_end_matches(',');
+                if !name.is_empty() {
+                    items.push(Item::Opaque {
+                        name: name.to_string(),
+                    });
+                }
+            }
+        } else if decl.starts_with("mod tests {") && attr == "#[cfg(test)]" {
             // The unit tests that use the table.
             for inner in lines.by_ref() {
                 if inner.starts_with('}') {
@@ -181,9 +201,9 @@ fn uapi_items(source: &str) -> Vec<Item> {
                 items.push(Item::Struct { name, fields });
             }
         } else {
-            for kind in ["enum ", "union ", "static ", "mod "] {
+            for kind in ["enum ", "union ", "static ", "mod ", "macro_rules!"] {
                 assert!(
-                    !decl.starts_with(kind),
+                    !decl.starts_with(kind) && !decl.ends_with("! {"),
                     "src/uapi.rs: `{line}`: tests/kernel_abi.rs cannot check this kind of item yet"
                 );
             }
@@ -501,7 +521,8 @@ fn uapi_rs_table_is_generated_from_the_c_headers() {
 }
 
 /// The parser sees what it must: a constant, a private constant, a struct
-/// with a renamed field, an opaque struct, an alias, `mod nr` of this
+/// with a renamed field, an opaque struct (written out, or in the
+/// `passed_through!` table), an alias, `mod nr` of this
 /// architecture only, and nothing inside function bodies.
 #[test]
 fn uapi_rs_parser_reads_every_kind_of_item() {
@@ -513,6 +534,8 @@ fn uapi_rs_parser_reads_every_kind_of_item() {
          pub type __u64 = u64;\n\
          /// doc\n#[repr(C)]\n#[derive(Debug)]\npub struct io_uring_sqe {{\n    pub opcode: u8,\n    /// doc\n    pub op_flags: u32,\n    pub ops: [u8; 0],\n}}\n\
          #[repr(C)]\npub struct io_uring_napi {{\n    _opaque: [u8; 0],\n}}\n\
+         macro_rules! passed_through {{\n    ($name:ident) => {{\n        pub struct $name {{}}\n    }};\n}}\n\
+         passed_through! {{\n    io_uring_bpf,\n    zcrx_ctrl,\n}}\n\
          pub fn f() {{\n    const VERSION_3: u32 = 1;\n    struct Header {{\n        a: u32,\n    }}\n}}\n\
          pub const IORING_SETUP_IOPOLL: u32 = 1 << 0;\n\
          pub const KERN_MAX_ENTRIES: u32 = 32768;\n\
@@ -526,6 +549,8 @@ fn uapi_rs_parser_reads_every_kind_of_item() {
         "Alias { name: \"__u64\" }",
         "Struct { name: \"io_uring_sqe\", fields: [(\"opcode\", \"u8\"), (\"op_flags\", \"u32\"), (\"ops\", \"[u8; 0]\")] }",
         "Opaque { name: \"io_uring_napi\" }",
+        "Opaque { name: \"io_uring_bpf\" }",
+        "Opaque { name: \"zcrx_ctrl\" }",
         "Const { rust: \"IORING_SETUP_IOPOLL\", c: \"IORING_SETUP_IOPOLL\" }",
         "Const { rust: \"KERN_MAX_ENTRIES\", c: \"32768\" }",
     ];
