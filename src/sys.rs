@@ -12,54 +12,43 @@ use crate::uapi::{
     io_uring_params, nr, NR_IO_URING_ENTER, NR_IO_URING_REGISTER, NR_IO_URING_SETUP,
 };
 
-/// Issues a system call with up to six arguments; returns the kernel's raw
-/// result (`-errno` on failure).
+/// The system-call instruction of this architecture, as an expression:
+/// `raw_syscall!(number; a0, a1, a2, a3, a4, a5)` gives the kernel's raw
+/// result (a `c_long`, `-errno` on failure). Each argument goes in its
+/// register as it is: a 32-bit value fills the low half only, which is all
+/// the kernel reads of an argument it declares 32-bit (on aarch64 the first
+/// is widened, as x0 also brings the result back). Must be used inside
+/// an `unsafe` block whose caller guarantees the arguments are valid for
+/// system call `number`. The conventions: x86_64, number in rax, arguments
+/// in rdi, rsi, rdx, r10, r8, r9, result in rax, rcx and r11 clobbered;
+/// aarch64, number in x8, arguments in x0..x5, result in x0.
 #[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn syscall6(n: i64, a: [usize; 6]) -> c_long {
-    let ret: c_long;
-    // SAFETY: the x86_64 Linux system-call convention: number in rax,
-    // arguments in rdi, rsi, rdx, r10, r8, r9; rcx and r11 are clobbered.
-    // The caller guarantees the arguments are valid for system call `n`.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") n as c_long => ret,
-            in("rdi") a[0],
-            in("rsi") a[1],
-            in("rdx") a[2],
-            in("r10") a[3],
-            in("r8") a[4],
-            in("r9") a[5],
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    ret
+#[rustfmt::skip]
+macro_rules! raw_syscall {
+    ($n:expr; $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr, $a5:expr) => {{
+        let ret: c_long;
+        core::arch::asm!("syscall", inlateout("rax") $n as c_long => ret, in("rdi") $a0, in("rsi") $a1, in("rdx") $a2, in("r10") $a3, in("r8") $a4, in("r9") $a5, lateout("rcx") _, lateout("r11") _, options(nostack));
+        ret
+    }};
 }
 
 #[cfg(target_arch = "aarch64")]
+#[rustfmt::skip]
+macro_rules! raw_syscall {
+    ($n:expr; $a0:expr, $a1:expr, $a2:expr, $a3:expr, $a4:expr, $a5:expr) => {{
+        let ret: c_long;
+        core::arch::asm!("svc 0", in("x8") $n as c_long, inlateout("x0") $a0 as usize => ret, in("x1") $a1, in("x2") $a2, in("x3") $a3, in("x4") $a4, in("x5") $a5, options(nostack));
+        ret
+    }};
+}
+
+/// Issues a system call with up to six arguments; returns the kernel's raw
+/// result (`-errno` on failure).
 #[inline(always)]
 unsafe fn syscall6(n: i64, a: [usize; 6]) -> c_long {
-    let ret: c_long;
-    // SAFETY: the aarch64 Linux system-call convention: number in x8,
-    // arguments in x0..x5, result in x0. The caller guarantees the arguments
-    // are valid for system call `n`.
-    unsafe {
-        core::arch::asm!(
-            "svc 0",
-            in("x8") n,
-            inlateout("x0") a[0] => ret,
-            in("x1") a[1],
-            in("x2") a[2],
-            in("x3") a[3],
-            in("x4") a[4],
-            in("x5") a[5],
-            options(nostack),
-        );
-    }
-    ret
+    // SAFETY: `raw_syscall!` is this architecture's system-call convention;
+    // the caller guarantees the arguments are valid for system call `n`.
+    unsafe { raw_syscall!(n; a[0], a[1], a[2], a[3], a[4], a[5]) }
 }
 
 /// `io_uring_setup(2)`: the new ring's fd, or `-errno`.
@@ -89,45 +78,13 @@ pub unsafe fn io_uring_enter2(
     arg: *const c_void,
     sz: usize,
 ) -> c_int {
-    let ret: c_long;
     // The four `unsigned int` arguments go as they are, in the low halves
-    // of their registers: the kernel takes only those (its system-call
-    // entry casts every argument to the declared type), so there is no
-    // zero-extension to pay on the hot path.
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as for `syscall6`; the upper halves of rdi, rsi, rdx and r10
-    // are not read by io_uring_enter. The caller guarantees `arg` and `sz`.
-    unsafe {
-        core::arch::asm!(
-            "syscall",
-            inlateout("rax") NR_IO_URING_ENTER as c_long => ret,
-            in("rdi") fd,
-            in("rsi") to_submit,
-            in("rdx") min_complete,
-            in("r10") flags,
-            in("r8") arg,
-            in("r9") sz,
-            lateout("rcx") _,
-            lateout("r11") _,
-            options(nostack),
-        );
-    }
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: as for `syscall6`; the upper halves of x0..x3 are not read
-    // by io_uring_enter. The caller guarantees `arg` and `sz`.
-    unsafe {
-        core::arch::asm!(
-            "svc 0",
-            in("x8") NR_IO_URING_ENTER,
-            inlateout("x0") fd => ret,
-            in("x1") to_submit,
-            in("x2") min_complete,
-            in("x3") flags,
-            in("x4") arg,
-            in("x5") sz,
-            options(nostack),
-        );
-    }
+    // of their registers (see `raw_syscall!`): no zero-extension to pay on
+    // the hot path.
+    // SAFETY: `raw_syscall!` is this architecture's system-call convention;
+    // the caller guarantees `arg` and `sz`.
+    let ret =
+        unsafe { raw_syscall!(NR_IO_URING_ENTER; fd, to_submit, min_complete, flags, arg, sz) };
     ret as c_int
 }
 
