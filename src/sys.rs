@@ -205,36 +205,21 @@ pub fn sched_yield() {
 /// The real, effective and saved user ids (`getresuid(2)`), then the same
 /// for group ids (`getresgid(2)`).
 pub fn resuid_resgid() -> ([u32; 3], [u32; 3]) {
-    let mut uid = [0u32; 3];
-    let mut gid = [0u32; 3];
-    // SAFETY: each pointer names a writable u32 of the arrays above.
-    unsafe {
-        let [a, b, c] = &mut uid;
-        syscall6(
-            nr::GETRESUID,
-            [
-                a as *mut u32 as usize,
-                b as *mut u32 as usize,
-                c as *mut u32 as usize,
-                0,
-                0,
-                0,
-            ],
-        );
-        let [a, b, c] = &mut gid;
-        syscall6(
-            nr::GETRESGID,
-            [
-                a as *mut u32 as usize,
-                b as *mut u32 as usize,
-                c as *mut u32 as usize,
-                0,
-                0,
-                0,
-            ],
-        );
-    }
-    (uid, gid)
+    (
+        real_effective_saved(nr::GETRESUID),
+        real_effective_saved(nr::GETRESGID),
+    )
+}
+
+/// The three ids `getresuid(2)` or `getresgid(2)` (system call `call`)
+/// stores through its three pointers.
+fn real_effective_saved(call: i64) -> [u32; 3] {
+    let mut ids = [0u32; 3];
+    let [a, b, c] = &mut ids;
+    let args = [a, b, c].map(|id| id as *mut u32 as usize);
+    // SAFETY: each pointer names a writable u32 of `ids`.
+    unsafe { syscall6(call, [args[0], args[1], args[2], 0, 0, 0]) };
+    ids
 }
 
 /// Whether the calling thread holds any capability in its effective or
@@ -296,4 +281,42 @@ pub fn cpu_affinity() -> Option<[u64; 16]> {
         )
     };
     (ret > 0).then_some(mask)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The raw calls give the ids libc's wrappers give, and, where the test
+    /// may change its ids (root), three different ones in the right order.
+    #[test]
+    fn resuid_resgid_matches_libc() {
+        let (mut u, mut g) = ([0u32; 3], [0u32; 3]);
+        // SAFETY: each pointer names a writable u32 of the arrays above.
+        let ok = unsafe {
+            libc::getresuid(&mut u[0], &mut u[1], &mut u[2]) == 0
+                && libc::getresgid(&mut g[0], &mut g[1], &mut g[2]) == 0
+        };
+        assert!(ok);
+        assert_eq!(super::resuid_resgid(), (u, g));
+        if u[1] != 0 {
+            return;
+        }
+        // SAFETY: the child only makes system calls and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // SAFETY: plain system calls on the child's own credentials.
+            let set = unsafe { libc::setresgid(4, 5, 6) == 0 && libc::setresuid(1, 2, 3) == 0 };
+            let right = set && super::resuid_resgid() == ([1, 2, 3], [4, 5, 6]);
+            // SAFETY: ends the forked child without running the parent's
+            // exit handlers.
+            unsafe { libc::_exit(if right { 0 } else { 1 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(
+            status, 0,
+            "the ids read back in a child after setresuid/setresgid"
+        );
+    }
 }
