@@ -291,23 +291,21 @@ pub unsafe fn point_at_kernel_words(
     let c = cq.ring_ptr.cast::<u8>();
     // SAFETY: the kernel's offsets lie inside the mappings (forwarded contract).
     unsafe {
-        sq.khead = s.add(p.sq_off.head as usize).cast();
-        sq.ktail = s.add(p.sq_off.tail as usize).cast();
-        sq.kring_mask = s.add(p.sq_off.ring_mask as usize).cast();
-        sq.kring_entries = s.add(p.sq_off.ring_entries as usize).cast();
-        sq.kflags = s.add(p.sq_off.flags as usize).cast();
-        sq.kdropped = s.add(p.sq_off.dropped as usize).cast();
+        let in_sq = |off: u32| s.add(off as usize).cast::<u32>();
+        let in_cq = |off: u32| c.add(off as usize).cast::<u32>();
+        let o = &p.sq_off;
+        [sq.khead, sq.ktail, sq.kring_mask, sq.kring_entries] =
+            [o.head, o.tail, o.ring_mask, o.ring_entries].map(in_sq);
+        [sq.kflags, sq.kdropped] = [o.flags, o.dropped].map(in_sq);
         if p.flags & IORING_SETUP_NO_SQARRAY == 0 {
-            sq.array = s.add(p.sq_off.array as usize).cast();
+            sq.array = in_sq(o.array);
         }
-        cq.khead = c.add(p.cq_off.head as usize).cast();
-        cq.ktail = c.add(p.cq_off.tail as usize).cast();
-        cq.kring_mask = c.add(p.cq_off.ring_mask as usize).cast();
-        cq.kring_entries = c.add(p.cq_off.ring_entries as usize).cast();
-        cq.koverflow = c.add(p.cq_off.overflow as usize).cast();
-        cq.cqes = c.add(p.cq_off.cqes as usize).cast();
-        if p.cq_off.flags != 0 {
-            cq.kflags = c.add(p.cq_off.flags as usize).cast();
+        let o = &p.cq_off;
+        [cq.khead, cq.ktail, cq.kring_mask, cq.kring_entries] =
+            [o.head, o.tail, o.ring_mask, o.ring_entries].map(in_cq);
+        (cq.koverflow, cq.cqes) = (in_cq(o.overflow), in_cq(o.cqes).cast());
+        if o.flags != 0 {
+            cq.kflags = in_cq(o.flags);
         }
         sq.ring_mask = load(sq.kring_mask, Ordering::Relaxed);
         sq.ring_entries = load(sq.kring_entries, Ordering::Relaxed);
