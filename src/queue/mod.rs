@@ -23,7 +23,7 @@ use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
 use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget, LiveRing};
-use crate::sys;
+use crate::sys::{self, EnterArgs};
 use crate::uapi::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe, IORING_CQE_F_32,
     IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
