@@ -129,7 +129,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_timeout(
     ts: *mut __kernel_timespec,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, 0, sigmask))
+    ffi_boundary!(out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, crate::queue::WaitArgs { wait_nr, ts, min_wait_usec: 0, sigmask }))
 }
 
 /// Submits and, whether or not anything was queued, flushes completions.
@@ -283,7 +283,7 @@ pub unsafe extern "C" fn io_uring_submit_and_wait_min_timeout(
     min_wait: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, wait_nr, ts, min_wait, sigmask))
+    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, crate::queue::WaitArgs { wait_nr, ts, min_wait_usec: min_wait, sigmask }))
 }
 
 /// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
@@ -300,7 +300,7 @@ pub unsafe extern "C" fn io_uring_wait_cqes_min_timeout(
     min_ts_usec: c_uint,
     sigmask: *mut libc::sigset_t,
 ) -> c_int {
-    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, wait_nr, ts, min_ts_usec, sigmask))
+    ffi_boundary!(out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, crate::queue::WaitArgs { wait_nr, ts, min_wait_usec: min_ts_usec, sigmask }))
 }
 
 /// Submits and waits using the wait parameters in slot `reg_index` of the
