@@ -9,7 +9,7 @@
 use core::ffi::{c_int, c_long, c_uint, c_void};
 
 use crate::uapi::{
-    io_uring_params, nr, NR_IO_URING_ENTER, NR_IO_URING_REGISTER, NR_IO_URING_SETUP,
+    io_uring_params, nr, NR_IO_URING_ENTER, NR_IO_URING_REGISTER, NR_IO_URING_SETUP, NSIG_BYTES,
 };
 
 /// The system-call instruction of this architecture, as an expression:
@@ -65,26 +65,69 @@ pub unsafe fn io_uring_setup(entries: c_uint, p: *mut io_uring_params) -> c_int 
     }
 }
 
-/// `io_uring_enter(2)` with an extended argument of `sz` bytes.
+/// What one `io_uring_enter(2)` asks of a ring, everything but the ring's
+/// fd: the SQEs to submit, the completions to wait for, the enter flags,
+/// and the extended argument (a sigmask or an `io_uring_getevents_arg`,
+/// as `flags` says) with its size. One value that the enter paths hand on
+/// whole, adding flags or changing a count where a path does; the fd is
+/// the one part that each path picks for itself (the ring's, a registered
+/// index, the poller's target).
+#[derive(Clone, Copy)]
+pub struct EnterArgs {
+    /// SQEs the kernel is to consume from the SQ.
+    pub to_submit: c_uint,
+    /// Completions to wait for (with `IORING_ENTER_GETEVENTS`).
+    pub min_complete: c_uint,
+    /// `IORING_ENTER_*` flags.
+    pub flags: c_uint,
+    /// NULL, a sigmask, or what `flags` announces (`EXT_ARG`: an
+    /// `io_uring_getevents_arg`, `EXT_ARG_REG`: an offset into the
+    /// registered wait region).
+    pub arg: *const c_void,
+    /// The size of what `arg` points to.
+    pub sz: usize,
+}
+
+impl EnterArgs {
+    /// An enter that passes no argument (a NULL sigmask of the kernel's
+    /// sigset size, as liburing passes it).
+    #[inline(always)]
+    pub const fn new(to_submit: c_uint, min_complete: c_uint, flags: c_uint) -> Self {
+        Self {
+            to_submit,
+            min_complete,
+            flags,
+            arg: core::ptr::null(),
+            sz: NSIG_BYTES,
+        }
+    }
+
+    /// The same enter with the flags in `more` added.
+    #[inline(always)]
+    pub const fn with_flags(self, more: c_uint) -> Self {
+        Self {
+            flags: self.flags | more,
+            ..self
+        }
+    }
+}
+
+/// `io_uring_enter(2)` on `fd` (a ring fd, or a registered index with
+/// `IORING_ENTER_REGISTERED_RING` in the flags) with the arguments `args`.
 ///
 /// # Safety
-/// `arg` must be NULL or valid for the kind of argument `flags` announces.
+/// `args.arg` must be NULL or valid, for `args.sz` bytes, for the kind of
+/// argument `args.flags` announces.
 #[inline(always)]
-pub unsafe fn io_uring_enter2(
-    fd: c_uint,
-    to_submit: c_uint,
-    min_complete: c_uint,
-    flags: c_uint,
-    arg: *const c_void,
-    sz: usize,
-) -> c_int {
+pub unsafe fn io_uring_enter2(fd: c_uint, args: EnterArgs) -> c_int {
     // The four `unsigned int` arguments go as they are, in the low halves
     // of their registers (see `raw_syscall!`): no zero-extension to pay on
     // the hot path.
     // SAFETY: `raw_syscall!` is this architecture's system-call convention;
-    // the caller guarantees `arg` and `sz`.
-    let ret =
-        unsafe { raw_syscall!(NR_IO_URING_ENTER; fd, to_submit, min_complete, flags, arg, sz) };
+    // the caller guarantees `args.arg` and `args.sz`.
+    let ret = unsafe {
+        raw_syscall!(NR_IO_URING_ENTER; fd, args.to_submit, args.min_complete, args.flags, args.arg, args.sz)
+    };
     ret as c_int
 }
 

@@ -8,7 +8,7 @@
 use core::ffi::{c_int, c_uint};
 
 use super::{cqe_array, guard, hot_reap_ring, live_ring, with_ring, PANICKED};
-use crate::queue::CqeOut;
+use crate::queue::{CqeOut, WaitArgs};
 use crate::ring::{io_uring, LiveRing};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
 
@@ -122,7 +122,7 @@ ffi_exports! {
     ///
     /// # Safety
     /// `ring` must be NULL or a live ring; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-    unsafe fn io_uring_submit_and_wait_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, 0, sigmask) }
+    unsafe fn io_uring_submit_and_wait_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.submit_and_wait_timeout(cqe_ptr, WaitArgs { wait_nr, ts, min_wait_usec: 0, sigmask }) }
 
     /// Submits and, whether or not anything was queued, flushes completions.
     ///
@@ -243,14 +243,14 @@ ffi_exports! {
     ///
     /// # Safety
     /// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-    unsafe fn io_uring_submit_and_wait_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_wait: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, wait_nr, ts, min_wait, sigmask) }
+    unsafe fn io_uring_submit_and_wait_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_wait: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(true, cqe_ptr, WaitArgs { wait_nr, ts, min_wait_usec: min_wait, sigmask }) }
 
     /// Like io_uring_wait_cqes, with a minimum-wait timeout of `min_ts_usec`
     /// (`-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT).
     ///
     /// # Safety
     /// `ring` NULL or live; `cqe_ptr` writable; `ts`/`sigmask` NULL or valid.
-    unsafe fn io_uring_wait_cqes_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_ts_usec: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, wait_nr, ts, min_ts_usec, sigmask) }
+    unsafe fn io_uring_wait_cqes_min_timeout(ring: *mut io_uring, cqe_ptr: *mut *mut io_uring_cqe, wait_nr: c_uint, ts: *mut __kernel_timespec, min_ts_usec: c_uint, sigmask: *mut libc::sigset_t) -> c_int { out cqe_ptr; live ring => ring.wait_min_timeout(false, cqe_ptr, WaitArgs { wait_nr, ts, min_wait_usec: min_ts_usec, sigmask }) }
 
     /// Submits and waits using the wait parameters in slot `reg_index` of the
     /// ring's registered wait region.

@@ -6,6 +6,7 @@ use core::mem::MaybeUninit;
 
 use super::cqe_array;
 use super::queue::with_hot_ring;
+use crate::queue::CqeOut;
 use crate::ring::io_uring;
 use crate::stats::{self, rsuring_stats};
 use crate::uapi::{__kernel_timespec, io_uring_cqe};
@@ -58,34 +59,36 @@ pub unsafe extern "C" fn rsuring_wait_batch_cqe(
     min: c_uint,
     ts: *mut __kernel_timespec,
 ) -> c_int {
+    // The caller's array as CQE slots, None for NULL (both paths take it
+    // so; the slow one answers `-EFAULT`).
+    // SAFETY: a non-NULL `cqes` has room for `max` pointers (forwarded
+    // contract).
+    let mut out = (!cqes.is_null()).then(|| unsafe { cqe_array(cqes, max) });
     // CQEs that are ready already, on a plain ring: inline code that
     // cannot unwind (no catching frame, no saved registers); anything else
     // out of line, where a frame catches.
-    ffi_hot!(if !cqes.is_null(), hot_reap_ring ring => {
-        // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
-        let out = unsafe { cqe_array(cqes, max) };
-        ring.wait_batch_ready(out, min)
-    }; else wait_batch_slow(ring, cqes, max, min, ts))
+    ffi_hot!(if out.is_some(), hot_reap_ring ring => {
+        out.as_deref_mut().and_then(|slots| ring.wait_batch_ready(slots, min))
+    }; else wait_batch_slow(ring, out, min, ts))
 }
 
 /// [`rsuring_wait_batch_cqe`] when it has to enter, or for any ring but a
-/// plain one, or for NULL `cqes` (`-EFAULT`).
+/// plain one: the caller's CQE array comes as the slots the export made of
+/// it (`None` for a NULL array: `-EFAULT`), the rest as passed.
 ///
 /// # Safety
-/// As for [`rsuring_wait_batch_cqe`].
+/// As for [`rsuring_wait_batch_cqe`] (`ring` NULL or a live ring, `ts`
+/// NULL or valid).
 #[inline(never)]
 unsafe fn wait_batch_slow(
     ring: *mut io_uring,
-    cqes: *mut *mut io_uring_cqe,
-    max: c_uint,
+    out: Option<&mut [CqeOut]>,
     min: c_uint,
     ts: *mut __kernel_timespec,
 ) -> c_int {
-    if cqes.is_null() {
+    let Some(out) = out else {
         return -libc::EFAULT;
-    }
-    // SAFETY: `cqes` has room for `max` pointers (forwarded contract).
-    let out = unsafe { cqe_array(cqes, max) };
+    };
     // SAFETY: forwarded contract.
     unsafe { with_hot_ring(ring, move |r| r.wait_batch_cqe(out, min, ts)) }
 }

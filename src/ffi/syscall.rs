@@ -2,8 +2,8 @@
 
 use core::ffi::{c_int, c_uint, c_void};
 
-use crate::sys;
-use crate::uapi::{self, io_uring_params};
+use crate::sys::{self, EnterArgs};
+use crate::uapi::io_uring_params;
 use crate::{transparent, version};
 
 ffi_exports! {
@@ -27,17 +27,12 @@ pub unsafe extern "C" fn io_uring_enter(
     flags: c_uint,
     sig: *mut libc::sigset_t,
 ) -> c_int {
+    let args = EnterArgs {
+        arg: sig.cast(),
+        ..EnterArgs::new(to_submit, min_complete, flags)
+    };
     // SAFETY: the kernel validates the fd and copies the mask.
-    unsafe {
-        transparent::enter_by_fd(
-            fd,
-            to_submit,
-            min_complete,
-            flags,
-            sig.cast(),
-            uapi::NSIG_BYTES,
-        )
-    }
+    unsafe { transparent::enter_by_fd(fd, args) }
 }
 
 /// io_uring_enter(2) with an extended argument of `sz` bytes.
@@ -53,8 +48,15 @@ pub unsafe extern "C" fn io_uring_enter2(
     arg: *mut c_void,
     sz: usize,
 ) -> c_int {
+    let args = EnterArgs {
+        to_submit,
+        min_complete,
+        flags,
+        arg,
+        sz,
+    };
     // SAFETY: forwarded contract; the kernel validates the rest.
-    unsafe { transparent::enter_by_fd(fd, to_submit, min_complete, flags, arg, sz) }
+    unsafe { transparent::enter_by_fd(fd, args) }
 }
 
 /// io_uring_register(2); `-errno` on failure.

@@ -213,7 +213,7 @@ impl LiveRing {
         min: u32,
         ts: *const __kernel_timespec,
     ) -> c_int {
-        let mut flags = IORING_ENTER_GETEVENTS;
+        let args = EnterArgs::new(0, min, IORING_ENTER_GETEVENTS);
         let arg = io_uring_getevents_arg {
             sigmask: 0,
             sigmask_sz: NSIG_BYTES as u32,
@@ -222,24 +222,19 @@ impl LiveRing {
         };
         let ret = if ts.is_null() {
             // SAFETY: no argument is passed.
-            unsafe { self.enter(0, min, flags, ptr::null(), NSIG_BYTES) }
+            unsafe { self.enter(args) }
         } else {
             if self.features & IORING_FEAT_EXT_ARG == 0 {
                 // A timeout would need an extra internal SQE and enter.
                 return -libc::EINVAL;
             }
-            flags |= IORING_ENTER_EXT_ARG;
-            let sz = core::mem::size_of::<io_uring_getevents_arg>();
+            let args = EnterArgs {
+                arg: (&arg as *const io_uring_getevents_arg).cast(),
+                sz: core::mem::size_of::<io_uring_getevents_arg>(),
+                ..args.with_flags(IORING_ENTER_EXT_ARG)
+            };
             // SAFETY: `arg` is a valid getevents argument for the call.
-            unsafe {
-                self.enter(
-                    0,
-                    min,
-                    flags,
-                    (&arg as *const io_uring_getevents_arg).cast(),
-                    sz,
-                )
-            }
+            unsafe { self.enter(args) }
         };
         let n = self.peek_batch_inner(out);
         if n == 0 && ret < 0 {

@@ -5,22 +5,18 @@
 use super::*;
 
 impl LiveRing {
-    /// io_uring_enter on this ring (through its registered index when it has
-    /// one, adding the ring's own enter flags), counted in the statistics.
+    /// io_uring_enter on this ring with `args` (through its registered index
+    /// when it has one, adding the ring's own enter flags), counted in the
+    /// statistics.
     ///
     /// # Safety
-    /// `arg`/`sz` must describe a valid sigmask or getevents argument.
+    /// `args.arg`/`args.sz` must describe a valid sigmask or getevents
+    /// argument (or an offset into the registered wait region, with
+    /// `IORING_ENTER_EXT_ARG_REG`).
     #[inline(always)]
-    pub(super) unsafe fn enter(
-        &mut self,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
-    ) -> c_int {
+    pub(super) unsafe fn enter(&mut self, args: EnterArgs) -> c_int {
         // SAFETY: forwarded contract.
-        unsafe { self.enter_with::<true, false>(submit, wait_nr, flags, arg, sz) }
+        unsafe { self.enter_with::<true, false>(args) }
     }
 
     /// [`Self::enter`]; `EXT` compiles in the test of the extensions that
@@ -35,29 +31,23 @@ impl LiveRing {
     #[inline(always)]
     pub(super) unsafe fn enter_with<const EXT: bool, const AUTO: bool>(
         &mut self,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
+        args: EnterArgs,
     ) -> c_int {
         if EXT && self.rs_flags & rs_flags::ENTER_SLOW != 0 {
             // SAFETY: forwarded contract.
-            return unsafe { self.enter_slow(submit, wait_nr, flags, arg, sz) };
+            return unsafe { self.enter_slow(args) };
         }
         if AUTO && !ring_fd::holds_current_key(self) {
             // Not the thread holding the registration, or the epoch moved on.
             // SAFETY: forwarded contract.
-            return unsafe { self.enter_auto_recheck(submit, wait_nr, flags, arg, sz) };
+            return unsafe { self.enter_auto_recheck(args) };
         }
-        let all = flags | (self.int_flags & int_flags::ENTER_MASK) as u32;
+        let all = args.with_flags((self.int_flags & int_flags::ENTER_MASK) as u32);
         // SAFETY: forwarded contract.
-        let ret = unsafe {
-            sys::io_uring_enter2(self.enter_ring_fd as u32, submit, wait_nr, all, arg, sz)
-        };
+        let ret = unsafe { sys::io_uring_enter2(self.enter_ring_fd as u32, all) };
         if AUTO && ret < 0 {
             // SAFETY: forwarded contract.
-            return unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
+            return unsafe { self.enter_again_through_fd(ret, args) };
         }
         ret
     }
@@ -71,20 +61,10 @@ impl LiveRing {
     /// As for [`Self::enter`].
     #[cold]
     #[inline(never)]
-    pub(super) unsafe fn enter_again_through_fd(
-        &mut self,
-        ret: c_int,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
-    ) -> c_int {
+    pub(super) unsafe fn enter_again_through_fd(&mut self, ret: c_int, args: EnterArgs) -> c_int {
         match ring_fd::retry_through_fd(self, ret) {
             // SAFETY: forwarded contract.
-            Some(t) => unsafe {
-                sys::io_uring_enter2(t.fd, submit, wait_nr, flags | t.flags, arg, sz)
-            },
+            Some(t) => unsafe { sys::io_uring_enter2(t.fd, args.with_flags(t.flags)) },
             None => ret,
         }
     }
@@ -96,17 +76,10 @@ impl LiveRing {
     /// As for [`Self::enter`].
     #[cold]
     #[inline(never)]
-    pub(super) unsafe fn enter_auto_recheck(
-        &mut self,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
-    ) -> c_int {
+    pub(super) unsafe fn enter_auto_recheck(&mut self, args: EnterArgs) -> c_int {
         let target = ring_fd::auto_enter_target_slow(self);
         // SAFETY: forwarded contract.
-        unsafe { self.enter_through(target, submit, wait_nr, flags, arg, sz) }
+        unsafe { self.enter_through(target, args) }
     }
 
     /// One enter through `target` (a registered slot or the fd); an enter
@@ -116,22 +89,12 @@ impl LiveRing {
     /// # Safety
     /// As for [`Self::enter`].
     #[inline(always)]
-    pub(super) unsafe fn enter_through(
-        &mut self,
-        target: EnterTarget,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
-    ) -> c_int {
+    pub(super) unsafe fn enter_through(&mut self, target: EnterTarget, args: EnterArgs) -> c_int {
         // SAFETY: forwarded contract.
-        let ret = unsafe {
-            sys::io_uring_enter2(target.fd, submit, wait_nr, flags | target.flags, arg, sz)
-        };
+        let ret = unsafe { sys::io_uring_enter2(target.fd, args.with_flags(target.flags)) };
         if ret < 0 && target.fd != self.ring_fd as u32 {
             // SAFETY: forwarded contract.
-            return unsafe { self.enter_again_through_fd(ret, submit, wait_nr, flags, arg, sz) };
+            return unsafe { self.enter_again_through_fd(ret, args) };
         }
         ret
     }
@@ -144,26 +107,15 @@ impl LiveRing {
     /// As for [`Self::enter`].
     #[cold]
     #[inline(never)]
-    pub(super) unsafe fn enter_slow(
-        &mut self,
-        submit: u32,
-        wait_nr: u32,
-        flags: u32,
-        arg: *const c_void,
-        sz: usize,
-    ) -> c_int {
+    pub(super) unsafe fn enter_slow(&mut self, args: EnterArgs) -> c_int {
         let target = ring_fd::enter_target(self);
-        let started = stats::wait_started(self, flags);
+        let started = stats::wait_started(self, args.flags);
         if self.rs_flags & rs_flags::SQPOLL_TRANSPARENT != 0 {
             let view = transparent::SqView::of(self);
             let from = self.sq.sqe_head;
             let mut made = transparent::Made::default();
             // SAFETY: forwarded contract.
-            let ret = unsafe {
-                transparent::enter(
-                    &view, target, from, submit, wait_nr, flags, arg, sz, &mut made,
-                )
-            };
+            let ret = unsafe { transparent::enter(&view, target, from, args, &mut made) };
             if ret > 0 {
                 self.set_sqe_head(from.wrapping_add(ret as u32));
             }
@@ -171,8 +123,8 @@ impl LiveRing {
             return ret;
         }
         // SAFETY: forwarded contract.
-        let ret = unsafe { self.enter_through(target, submit, wait_nr, flags, arg, sz) };
-        stats::count_enter(self, flags | target.flags, ret, started);
+        let ret = unsafe { self.enter_through(target, args) };
+        stats::count_enter(self, args.flags | target.flags, ret, started);
         ret
     }
 }

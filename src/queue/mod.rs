@@ -23,7 +23,7 @@ use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 
 use crate::ring::{int_flags, io_uring, rs_flags, EnterTarget, LiveRing};
-use crate::sys;
+use crate::sys::{self, EnterArgs};
 use crate::uapi::{
     self, __kernel_timespec, io_uring_cqe, io_uring_getevents_arg, io_uring_sqe, IORING_CQE_F_32,
     IORING_CQE_F_SKIP, IORING_ENTER_EXT_ARG, IORING_ENTER_GETEVENTS, IORING_ENTER_SQ_WAIT,
@@ -140,6 +140,24 @@ impl Published {
         count: 0,
         fresh: false,
     };
+}
+
+/// The parameters of a wait for completions with a timeout, shared by
+/// `io_uring_wait_cqes`, `io_uring_submit_and_wait_timeout` and their
+/// minimum-wait variants; the wait paths take it whole and read what they
+/// need.
+#[derive(Clone, Copy)]
+pub struct WaitArgs {
+    /// How many completions to wait for.
+    pub wait_nr: u32,
+    /// NULL (no timeout), or how long to wait at most.
+    pub ts: *const __kernel_timespec,
+    /// The minimum wait in microseconds (`IORING_FEAT_MIN_TIMEOUT`, an
+    /// EXT_ARG wait only): past it, the wait ends as soon as a completion
+    /// is in, `wait_nr` of them or not; 0 for none.
+    pub min_wait_usec: u32,
+    /// NULL, or the signal mask the wait runs with.
+    pub sigmask: *const libc::sigset_t,
 }
 
 /// What one wait asks of the kernel (liburing's `get_data`).

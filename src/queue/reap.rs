@@ -111,8 +111,15 @@ impl LiveRing {
                 }
                 break;
             }
+            let args = EnterArgs {
+                to_submit: data.submit,
+                min_complete: data.wait_nr,
+                flags,
+                arg: data.arg,
+                sz: data.sz,
+            };
             // SAFETY: data.arg/sz describe a valid sigmask or getevents arg.
-            let ret = unsafe { self.enter(data.submit, data.wait_nr, flags, data.arg, data.sz) };
+            let ret = unsafe { self.enter(args) };
             if ret < 0 {
                 if err == 0 {
                     err = ret;
@@ -181,9 +188,8 @@ impl LiveRing {
     /// `io_uring_get_events`: flush overflowed completions and run task work.
     pub fn get_events(&mut self) -> c_int {
         stats::observe_cq(self);
-        let flags = IORING_ENTER_GETEVENTS;
         // SAFETY: no argument is passed.
-        unsafe { self.enter(0, 0, flags, ptr::null(), NSIG_BYTES) }
+        unsafe { self.enter(EnterArgs::new(0, 0, IORING_ENTER_GETEVENTS)) }
     }
 
     /// The CQE at the head when `__io_uring_get_cqe` with nothing to

@@ -180,7 +180,7 @@ impl LiveRing {
             flags
         };
         // SAFETY: no argument is passed.
-        unsafe { self.enter_with::<EXT, AUTO>(submitted, wait_nr, flags, ptr::null(), NSIG_BYTES) }
+        unsafe { self.enter_with::<EXT, AUTO>(EnterArgs::new(submitted, wait_nr, flags)) }
     }
 
     /// Submission for rings using rsuring's extensions, out of line.
@@ -244,8 +244,7 @@ impl LiveRing {
 
     /// `__io_uring_sqring_wait`: sleep until the SQ thread frees SQ space.
     pub fn sqring_wait(&mut self) -> c_int {
-        let flags = IORING_ENTER_SQ_WAIT;
         // SAFETY: no argument is passed.
-        unsafe { self.enter(0, 0, flags, ptr::null(), NSIG_BYTES) }
+        unsafe { self.enter(EnterArgs::new(0, 0, IORING_ENTER_SQ_WAIT)) }
     }
 }

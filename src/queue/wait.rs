@@ -32,29 +32,27 @@ impl LiveRing {
         self.flush_sq() as c_int
     }
 
-    /// Waits with an EXT_ARG timeout (and optional minimum wait).
+    /// Waits as `wait` says with an EXT_ARG argument (timeout, minimum
+    /// wait and signal mask in one `io_uring_getevents_arg`).
     pub(super) fn wait_cqes_ext(
         &mut self,
         cqe_ptr: &mut CqeOut,
         submit: Published,
-        wait_nr: u32,
-        ts: *const __kernel_timespec,
-        min_wait_usec: u32,
-        sigmask: *const libc::sigset_t,
+        wait: WaitArgs,
     ) -> c_int {
         let arg = io_uring_getevents_arg {
-            sigmask: sigmask as u64,
+            sigmask: wait.sigmask as u64,
             sigmask_sz: NSIG_BYTES as u32,
-            min_wait_usec,
-            ts: ts as u64,
+            min_wait_usec: wait.min_wait_usec,
+            ts: wait.ts as u64,
         };
         let mut data = GetData {
             submit: submit.count,
-            wait_nr,
+            wait_nr: wait.wait_nr,
             get_flags: IORING_ENTER_EXT_ARG,
             arg: (&arg as *const io_uring_getevents_arg).cast(),
             sz: core::mem::size_of::<io_uring_getevents_arg>(),
-            has_ts: !ts.is_null(),
+            has_ts: !wait.ts.is_null(),
             fresh: submit.fresh,
         };
         self.get_cqe_loop(cqe_ptr, &mut data)
@@ -71,7 +69,13 @@ impl LiveRing {
         let mut to_submit = 0;
         if !ts.is_null() {
             if self.features & IORING_FEAT_EXT_ARG != 0 {
-                return self.wait_cqes_ext(cqe_ptr, Published::NONE, wait_nr, ts, 0, sigmask);
+                let wait = WaitArgs {
+                    wait_nr,
+                    ts,
+                    min_wait_usec: 0,
+                    sigmask,
+                };
+                return self.wait_cqes_ext(cqe_ptr, Published::NONE, wait);
             }
             to_submit = self.submit_timeout(wait_nr, ts);
             if to_submit < 0 {
@@ -91,54 +95,44 @@ impl LiveRing {
     }
 
     /// `io_uring_wait_cqes_min_timeout` (always the EXT_ARG path), or with
-    /// `submit` `io_uring_submit_and_wait_min_timeout`; `-EINVAL` on
-    /// kernels without IORING_FEAT_MIN_TIMEOUT.
+    /// `submit` `io_uring_submit_and_wait_min_timeout`, waiting as `wait`
+    /// says; `-EINVAL` on kernels without IORING_FEAT_MIN_TIMEOUT.
     pub fn wait_min_timeout(
         &mut self,
         submit: bool,
         cqe_ptr: &mut CqeOut,
-        wait_nr: u32,
-        ts: *const __kernel_timespec,
-        min_wait_usec: u32,
-        sigmask: *const libc::sigset_t,
+        wait: WaitArgs,
     ) -> c_int {
         if self.features & IORING_FEAT_MIN_TIMEOUT == 0 {
             return -libc::EINVAL;
         }
         if submit {
-            return self.submit_and_wait_timeout(cqe_ptr, wait_nr, ts, min_wait_usec, sigmask);
+            return self.submit_and_wait_timeout(cqe_ptr, wait);
         }
-        let none = Published::NONE;
-        self.wait_cqes_ext(cqe_ptr, none, wait_nr, ts, min_wait_usec, sigmask)
+        self.wait_cqes_ext(cqe_ptr, Published::NONE, wait)
     }
 
-    /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant).
-    pub fn submit_and_wait_timeout(
-        &mut self,
-        cqe_ptr: &mut CqeOut,
-        wait_nr: u32,
-        ts: *const __kernel_timespec,
-        min_wait_usec: u32,
-        sigmask: *const libc::sigset_t,
-    ) -> c_int {
+    /// `io_uring_submit_and_wait_timeout` (and the min-timeout variant):
+    /// submits, then waits as `wait` says.
+    pub fn submit_and_wait_timeout(&mut self, cqe_ptr: &mut CqeOut, wait: WaitArgs) -> c_int {
         let to_submit;
         let fresh = self.transparent_cq_empty();
-        if !ts.is_null() {
+        if !wait.ts.is_null() {
             if self.features & IORING_FEAT_EXT_ARG != 0 {
                 let submit = Published {
                     count: self.flush_sq(),
                     fresh,
                 };
-                return self.wait_cqes_ext(cqe_ptr, submit, wait_nr, ts, min_wait_usec, sigmask);
+                return self.wait_cqes_ext(cqe_ptr, submit, wait);
             }
-            to_submit = self.submit_timeout(wait_nr, ts);
+            to_submit = self.submit_timeout(wait.wait_nr, wait.ts);
             if to_submit < 0 {
                 return to_submit;
             }
         } else {
             to_submit = self.flush_sq() as c_int;
         }
-        self.get_cqe_with(cqe_ptr, to_submit as u32, wait_nr, sigmask, fresh)
+        self.get_cqe_with(cqe_ptr, to_submit as u32, wait.wait_nr, wait.sigmask, fresh)
     }
 
     /// `io_uring_submit_and_wait_reg`: submit and wait with the wait

@@ -193,8 +193,12 @@ pub unsafe fn map_existing_ring(fd: c_int, p: &io_uring_params, ring: &mut io_ur
     // -EBADF). For a file that is not a ring, the error is the one mmap()
     // gives, as with liburing (a pipe: -EACCES), and -EOPNOTSUPP only where
     // mmap() would have succeeded.
+    let nothing = sys::EnterArgs {
+        sz: 0,
+        ..sys::EnterArgs::new(0, 0, 0)
+    };
     // SAFETY: no argument is passed.
-    let probe = unsafe { sys::io_uring_enter2(fd as u32, 0, 0, 0, ptr::null(), 0) };
+    let probe = unsafe { sys::io_uring_enter2(fd as u32, nothing) };
     if probe == -libc::EBADF {
         return probe;
     }

@@ -91,8 +91,9 @@ pub fn untrack(ring: &io_uring) {
     FD_TABLE_LEN.store(table.len(), Ordering::Release);
 }
 
-/// The exported io_uring_enter: a transparent ring's fd gets plain-ring
-/// behaviour; everything else goes to the kernel unchanged.
+/// The exported io_uring_enter (`args` on `fd`): a transparent ring's fd
+/// gets plain-ring behaviour; everything else goes to the kernel
+/// unchanged.
 ///
 /// The fd number alone could have been closed and reused by the
 /// application, so the emulation only applies when the recorded ring has
@@ -102,46 +103,28 @@ pub fn untrack(ring: &io_uring) {
 /// where its SQEs end, so mixing the two counts every SQE once.
 ///
 /// # Safety
-/// `arg`/`sz` must be valid for `flags`, as for io_uring_enter(2).
-pub unsafe fn enter_by_fd(
-    fd: u32,
-    to_submit: u32,
-    min_complete: u32,
-    flags: u32,
-    arg: *const c_void,
-    sz: usize,
-) -> c_int {
-    let found =
-        if FD_TABLE_LEN.load(Ordering::Acquire) == 0 || flags & IORING_ENTER_REGISTERED_RING != 0 {
-            None
-        } else {
-            let table = FD_TABLE.lock();
-            table
-                .iter()
-                .find(|e| e.fd as u32 == fd)
-                .map(|e| (e.view, e.mark.to.load(Ordering::Acquire)))
-        };
+/// `args.arg`/`args.sz` must be valid for `args.flags`, as for
+/// io_uring_enter(2).
+pub unsafe fn enter_by_fd(fd: u32, args: EnterArgs) -> c_int {
+    let registered = args.flags & IORING_ENTER_REGISTERED_RING != 0;
+    let found = if FD_TABLE_LEN.load(Ordering::Acquire) == 0 || registered {
+        None
+    } else {
+        let table = FD_TABLE.lock();
+        table
+            .iter()
+            .find(|e| e.fd as u32 == fd)
+            .map(|e| (e.view, e.mark.to.load(Ordering::Acquire)))
+    };
     if let Some((view, from)) = found {
         let queued = view.tail().wrapping_sub(from);
-        if view.in_other_process() || (to_submit != 0 && queued != 0) {
+        if view.in_other_process() || (args.to_submit != 0 && queued != 0) {
             let mut made = Made::default();
+            let target = EnterTarget { fd, flags: 0 };
             // SAFETY: forwarded contract.
-            let ret = unsafe {
-                enter(
-                    &view,
-                    EnterTarget { fd, flags: 0 },
-                    from,
-                    to_submit,
-                    min_complete,
-                    flags,
-                    arg,
-                    sz,
-                    &mut made,
-                )
-            };
-            return ret;
+            return unsafe { enter(&view, target, from, args, &mut made) };
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { sys::io_uring_enter2(fd, to_submit, min_complete, flags, arg, sz) }
+    unsafe { sys::io_uring_enter2(fd, args) }
 }

@@ -86,17 +86,9 @@ pub(super) fn hand_over(
         if !woke && view.needs_wakeup() {
             woke = true;
             made.wakeups += 1;
+            let wake = EnterArgs::new(0, 0, IORING_ENTER_SQ_WAKEUP | target.flags);
             // SAFETY: no argument is passed.
-            let ret = unsafe {
-                sys::io_uring_enter2(
-                    target.fd,
-                    0,
-                    0,
-                    IORING_ENTER_SQ_WAKEUP | target.flags,
-                    ptr::null(),
-                    NSIG_BYTES,
-                )
-            };
+            let ret = unsafe { sys::io_uring_enter2(target.fd, wake) };
             if ret < 0 {
                 return ret;
             }
@@ -114,8 +106,8 @@ pub(super) fn hand_over(
     }
 }
 
-/// io_uring_enter on a transparent ring, with a plain ring's result; the
-/// system calls it made are added to `made`.
+/// io_uring_enter with `args` on a transparent ring, with a plain ring's
+/// result; the system calls it made are added to `made`.
 ///
 /// `from` is where the SQEs that earlier calls submitted end: the ones
 /// after it, up to the published tail, are this call's to submit (the
@@ -123,17 +115,13 @@ pub(super) fn hand_over(
 /// them now, so they count now).
 ///
 /// # Safety
-/// `arg`/`sz` must be valid for `flags`, as for io_uring_enter(2).
-#[allow(clippy::too_many_arguments)]
+/// `args.arg`/`args.sz` must be valid for `args.flags`, as for
+/// io_uring_enter(2).
 pub unsafe fn enter(
     view: &SqView,
     target: EnterTarget,
     from: u32,
-    to_submit: u32,
-    min_complete: u32,
-    flags: u32,
-    arg: *const c_void,
-    sz: usize,
+    args: EnterArgs,
     made: &mut Made,
 ) -> c_int {
     if view.in_other_process() {
@@ -141,7 +129,7 @@ pub unsafe fn enter(
         return -libc::EOWNERDEAD;
     }
     let queued = view.tail().wrapping_sub(from);
-    let submitted = to_submit.min(queued);
+    let submitted = args.to_submit.min(queued);
     if submitted != 0 {
         let watch = WATCH.load(Ordering::Relaxed);
         let t0 = if watch { coarse_now_ns() } else { 0 };
@@ -153,13 +141,17 @@ pub unsafe fn enter(
         record_submitted(view.words, from.wrapping_add(submitted), took);
     }
     // A plain ring does not wait after a short submission.
-    if flags & IORING_ENTER_GETEVENTS == 0 || submitted != to_submit {
+    if args.flags & IORING_ENTER_GETEVENTS == 0 || submitted != args.to_submit {
         return submitted as c_int;
     }
-    let flags = (flags & !(IORING_ENTER_SQ_WAKEUP | IORING_ENTER_SQ_WAIT)) | target.flags;
+    let wait = EnterArgs {
+        to_submit: 0,
+        flags: (args.flags & !(IORING_ENTER_SQ_WAKEUP | IORING_ENTER_SQ_WAIT)) | target.flags,
+        ..args
+    };
     made.waited = true;
     // SAFETY: forwarded contract.
-    let ret = unsafe { sys::io_uring_enter2(target.fd, 0, min_complete, flags, arg, sz) };
+    let ret = unsafe { sys::io_uring_enter2(target.fd, wait) };
     if submitted != 0 {
         submitted as c_int
     } else {

@@ -51,8 +51,7 @@
 //! intercepted, and neither can an exported `io_uring_enter` through a
 //! registered ring index; both get the kernel's SQPOLL behaviour.
 
-use core::ffi::{c_int, c_void};
-use core::ptr;
+use core::ffi::c_int;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::fork;
@@ -61,13 +60,13 @@ use crate::lock::ForkSafeLock;
 pub mod shared_memory;
 
 use crate::ring::{fork_generation, io_uring, EnterTarget, LiveRing, SqWords};
-use crate::sys;
+use crate::sys::{self, EnterArgs};
 use crate::uapi::{
     IORING_ENTER_GETEVENTS, IORING_ENTER_REGISTERED_RING, IORING_ENTER_SQ_WAIT,
     IORING_ENTER_SQ_WAKEUP, IORING_SETUP_ATTACH_WQ, IORING_SETUP_COOP_TASKRUN,
     IORING_SETUP_DEFER_TASKRUN, IORING_SETUP_IOPOLL, IORING_SETUP_R_DISABLED,
     IORING_SETUP_SINGLE_ISSUER, IORING_SETUP_SQPOLL, IORING_SETUP_SQ_AFF, IORING_SETUP_SQ_REWIND,
-    IORING_SETUP_TASKRUN_FLAG, IORING_SQ_NEED_WAKEUP, NSIG_BYTES,
+    IORING_SETUP_TASKRUN_FLAG, IORING_SQ_NEED_WAKEUP,
 };
 
 mod eligibility;
