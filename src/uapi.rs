@@ -393,7 +393,7 @@ pub struct io_uring_clone_buffers {
 /// (each one must exist in the C header), and `tests/header.rs` tells
 /// cbindgen they are structs.
 macro_rules! passed_through {
-    ($($name:ident),* $(,)?) => {$(
+    ($(struct $name:ident;)*) => {$(
         #[doc = concat!("`struct ", stringify!($name), "` (passed through; defined in the C header).")]
         #[repr(C)]
         #[derive(Debug)]
@@ -404,14 +404,14 @@ macro_rules! passed_through {
 }
 
 passed_through! {
-    io_uring_napi,
-    io_uring_clock_register,
-    io_uring_zcrx_ifq_reg,
-    zcrx_ctrl,
-    io_uring_mem_region_reg,
-    io_uring_reg_wait,
-    io_uring_bpf,
-    io_uring_query_hdr,
+    struct io_uring_napi;
+    struct io_uring_clock_register;
+    struct io_uring_zcrx_ifq_reg;
+    struct zcrx_ctrl;
+    struct io_uring_mem_region_reg;
+    struct io_uring_reg_wait;
+    struct io_uring_bpf;
+    struct io_uring_query_hdr;
 }
 
 pub const IORING_RSRC_REGISTER_SPARSE: u32 = 1 << 0;

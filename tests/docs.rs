@@ -64,7 +64,7 @@ fn readme_figures_come_from_the_performance_doc() {
     let unknown: Vec<_> = quoted.into_iter().filter(|f| !known.contains(f)).collect();
     assert!(
         unknown.is_empty(),
-        "headline figures not in docs/performance.md: {unknown:?}"
+        "not in docs/performance.md: {unknown:?}"
     );
 }
 
@@ -143,7 +143,7 @@ fn documents_list_every_symbol_node() {
     let (map, changelog) = (map_nodes(), changelog_nodes());
     assert_eq!(
         changelog, map,
-        "docs/CHANGELOG.md's nodes against src/ffi/liburing.map's"
+        "docs/CHANGELOG.md's nodes, then liburing.map's"
     );
     let compatibility = read("docs/compatibility.md");
     let man = read("docs/man/man7/rsuring.7");
@@ -178,11 +178,9 @@ fn bad_input_counts_are_the_tables() {
 
 #[test]
 fn every_script_is_referenced() {
-    let mut places = vec![
-        "README.md".to_string(),
-        "Makefile".into(),
-        ".cargo/config.toml".into(),
-    ];
+    let mut places = ["README.md", "Makefile", ".cargo/config.toml"]
+        .map(String::from)
+        .to_vec();
     for dir in ["docs", "tests", "bench", "scripts", "fio_engine", ".ci"] {
         places.extend(files_in(dir));
     }

@@ -124,17 +124,16 @@ fn uapi_items(source: &str) -> Vec<Item> {
                 }
             }
         } else if decl.starts_with("passed_through! {") {
-            // Zero-sized pass-through structs, one name a line.
-            for inner in lines.by_ref() {
-                if inner.starts_with('}') {
-                    break;
-                }
-                let name = inner.trim().trim_end_matches(',');
-                if !name.is_empty() {
-                    items.push(Item::Opaque {
-                        name: name.to_string(),
-                    });
-                }
+            // Zero-sized pass-through structs, one `struct name;` a line.
+            for inner in lines.by_ref().take_while(|l| !l.starts_with('}')) {
+                let name = inner
+                    .trim()
+                    .strip_prefix("struct ")
+                    .and_then(|n| n.strip_suffix(';'));
+                let name = name.unwrap_or_else(|| panic!("src/uapi.rs: passed_through!: {inner}"));
+                items.push(Item::Opaque {
+                    name: name.to_string(),
+                });
             }
         } else if decl.starts_with("mod tests {") && attr == "#[cfg(test)]" {
             // The unit tests that use the table.
@@ -535,7 +534,7 @@ fn uapi_rs_parser_reads_every_kind_of_item() {
          /// doc\n#[repr(C)]\n#[derive(Debug)]\npub struct io_uring_sqe {{\n    pub opcode: u8,\n    /// doc\n    pub op_flags: u32,\n    pub ops: [u8; 0],\n}}\n\
          #[repr(C)]\npub struct io_uring_napi {{\n    _opaque: [u8; 0],\n}}\n\
          macro_rules! passed_through {{\n    ($name:ident) => {{\n        pub struct $name {{}}\n    }};\n}}\n\
-         passed_through! {{\n    io_uring_bpf,\n    zcrx_ctrl,\n}}\n\
+         passed_through! {{\n    struct io_uring_bpf;\n    struct zcrx_ctrl;\n}}\n\
          pub fn f() {{\n    const VERSION_3: u32 = 1;\n    struct Header {{\n        a: u32,\n    }}\n}}\n\
          pub const IORING_SETUP_IOPOLL: u32 = 1 << 0;\n\
          pub const KERN_MAX_ENTRIES: u32 = 32768;\n\
